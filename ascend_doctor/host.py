@@ -555,25 +555,6 @@ def split_path_list(value: Optional[str]) -> List[str]:
     return [p for p in (value or "").split(":") if p]
 
 
-def read_key_values(text: str, sep: str = "=") -> Dict[str, str]:
-    """``key=value`` lines (version.info, install.info); later keys win; junk lines ignored."""
-    out: Dict[str, str] = {}
-    for line in text.splitlines():
-        key, found, value = line.partition(sep)
-        key = key.strip()
-        if found and key and all(c.isalnum() or c in "_-." for c in key):
-            out[key] = value.strip()
-    return out
-
-
-def looks_binary(text: str) -> bool:
-    """Text decoded from bytes that were mostly not text (NULs or replacement chars)."""
-    if not text:
-        return False
-    bad = text.count("\x00") + text.count("\ufffd")
-    return bad > max(2, len(text) // 20)
-
-
 __all__: Tuple[str, ...] = (
     "Host",
     "HostError",
@@ -583,6 +564,4 @@ __all__: Tuple[str, ...] = (
     "CommandResult",
     "parse_env_file",
     "split_path_list",
-    "read_key_values",
-    "looks_binary",
 )

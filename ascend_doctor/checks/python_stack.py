@@ -1,0 +1,98 @@
+"""The Python stack of the target interpreter (``--python``, default ``python3`` on PATH).
+
+Versions come from package metadata read by a stdlib-only probe in a child process;
+nothing is imported, so a broken torch_npu cannot hang or crash this check.
+"""
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+from ..facts import PYTHON_TIMEOUT
+from ..model import Evidence, Fix
+from .base import Context, Result, check, fail, ok, skip, timed_out, warn
+
+PT_COMPAT = "https://github.com/Ascend/pytorch/blob/master/COMPATIBILITY.en.md"
+
+
+def release(version: Optional[str]) -> Optional[Tuple[int, ...]]:
+    """Release tuple of a PEP 440 version (``2.1.0.post10`` -> (2, 1, 0), ``2.1.0+cpu`` -> (2, 1, 0))."""
+    if not version:
+        return None
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(version).release
+    except InvalidVersion:
+        return None
+
+
+@check("python.interpreter", "Target Python interpreter", "python", category="env_path", timeout=PYTHON_TIMEOUT + 5)
+def interpreter(ctx: Context) -> Result:
+    fact = ctx.facts.python_stack()
+    if fact.interpreter is None:
+        return skip("no python3 on the judged PATH (use --python to name one)")
+    res = fact.result
+    if res is not None and res.timed_out:
+        return timed_out(f"{fact.interpreter} did not answer within {PYTHON_TIMEOUT:.0f} s", evidence=Evidence(found=fact.interpreter))
+    if res is not None and res.not_found:
+        return fail(f"{fact.interpreter}: no such interpreter", evidence=Evidence(found=fact.interpreter), fix=Fix("Name an existing interpreter.", ["ascend-doctor check --python $(command -v python3)"]))
+    if fact.error:
+        return fail(f"{fact.interpreter} failed to run: {fact.error}", evidence=Evidence(found=fact.error))
+    rel = release(fact.python)
+    summary = f"Python {fact.python} ({fact.interpreter})"
+    if rel is not None and rel[:2] < (3, 8):
+        return warn(
+            summary + ": too old for any current torch_npu (3.8 or newer needed)",
+            evidence=Evidence(found=fact.python, required=">= 3.8", source=PT_COMPAT),
+            fix=Fix("Use Python 3.9-3.11, which every maintained torch_npu line supports.", []),
+        )
+    return ok(summary, evidence=Evidence(found=fact.python, source=fact.interpreter), data={"python": fact.python, "packages": fact.packages})
+
+
+@check("python.packages", "PyTorch and torch_npu installed", "python", category="env_path", requires=("python.interpreter",))
+def packages(ctx: Context) -> Result:
+    fact = ctx.facts.python_stack()
+    if fact.error or fact.python is None:
+        return skip("the interpreter gave no package list")
+    torch_v, npu_v = fact.version_of("torch"), fact.version_of("torch_npu")
+    if not torch_v and not npu_v:
+        return skip("neither torch nor torch_npu is installed in this interpreter")
+    if npu_v and not torch_v:
+        return fail(
+            f"torch_npu {npu_v} is installed without torch",
+            evidence=Evidence(found=f"torch_npu {npu_v}", required="torch of the same version", source=PT_COMPAT),
+            fix=Fix("Install the PyTorch release torch_npu was built for.", [f"pip install torch=={_base(npu_v)}"]),
+        )
+    if torch_v and not npu_v:
+        return warn(
+            f"torch {torch_v} is installed but torch_npu is not: PyTorch will not see the NPU",
+            evidence=Evidence(found=f"torch {torch_v}", required="torch_npu for that torch", source=PT_COMPAT),
+            fix=Fix("Install the torch_npu release for this torch version (ascend-doctor compat --torch ... --suggest lists them).", [f"ascend-doctor compat --torch {_base(torch_v)} --suggest"]),
+        )
+    return ok(f"torch {torch_v}, torch_npu {npu_v}")
+
+
+def _base(version: str) -> str:
+    rel = release(version)
+    return ".".join(str(p) for p in rel) if rel else version
+
+
+@check("python.torch_npu_match", "torch and torch_npu versions agree", "python", category="version_mismatch", requires=("python.packages",))
+def torch_npu_match(ctx: Context) -> Result:
+    fact = ctx.facts.python_stack()
+    torch_v, npu_v = fact.version_of("torch"), fact.version_of("torch_npu")
+    if not torch_v or not npu_v:
+        return skip("needs both torch and torch_npu")
+    t, n = release(torch_v), release(npu_v)
+    if t is None or n is None:
+        return skip(f"cannot read versions torch {torch_v}, torch_npu {npu_v}")
+    evidence = Evidence(found=f"torch {torch_v}, torch_npu {npu_v}", required=f"torch {_base(npu_v)} for torch_npu {npu_v}", source=PT_COMPAT)
+    fix = Fix(
+        "torch_npu is built against one PyTorch release: install that torch, or the torch_npu built for your torch.",
+        [f"pip install torch=={_base(npu_v)}", f"ascend-doctor compat --torch {_base(torch_v)} --suggest"],
+    )
+    if t[:2] != n[:2]:
+        return fail(f"torch {torch_v} with torch_npu {npu_v}: different releases, import will fail", evidence=evidence, fix=fix)
+    if t[:3] != n[:3]:
+        return warn(f"torch {torch_v} with torch_npu {npu_v}: patch releases differ", evidence=evidence, fix=fix)
+    return ok(f"torch {torch_v} and torch_npu {npu_v} are the same release", evidence=evidence)

@@ -1,0 +1,78 @@
+"""Deep tier: import torch_npu, ask for devices, run one small op on NPU 0.
+
+Runs in the target interpreter, in a child process with a timeout. A failure is
+explained through the knowledge base (the same rules triage uses for pasted errors).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..facts import RUNTIME_TIMEOUT
+from ..model import Evidence, Fix
+from .base import Context, Result, check, fail, ok, skip, timed_out
+
+STEP_TITLES = {"import": "import torch_npu", "available": "torch.npu.is_available()", "device_count": "torch.npu.device_count()", "small_op": "a matmul on npu:0"}
+
+
+def _explain(text: str) -> Optional[Any]:
+    try:
+        from ..kb import load
+    except ImportError:
+        return None
+    matches = load().match(text)
+    return matches[0].entry if matches else None
+
+
+def _step_result(ctx: Context, name: str) -> Result:
+    payload, res = ctx.facts.runtime_probe()
+    if res is None:
+        return skip("no target interpreter")
+    if res.timed_out:
+        return timed_out(f"the runtime probe did not finish within {RUNTIME_TIMEOUT:.0f} s (stuck in device init?)")
+    steps = {s["step"]: s for s in (payload or {}).get("steps", [])}
+    if payload is None:
+        return fail(f"the runtime probe crashed: {(res.output.splitlines() or ['no output'])[-1][:300]}", details=res.output.splitlines()[-15:])
+    step = steps.get(name)
+    if step is None:
+        return skip("an earlier step failed")
+    if step["ok"]:
+        if name == "available" and not step.get("value"):
+            return fail(
+                "torch.npu.is_available() is False: torch_npu loaded but sees no NPU",
+                category="driver_init",
+                evidence=Evidence(found="is_available() == False", required="True"),
+                fix=Fix("Run `ascend-doctor check` (quick tier) for the driver, device-node and permission findings.", ["ascend-doctor check -v"]),
+            )
+        return ok(f"{STEP_TITLES[name]}: {step.get('value')}")
+    error = step.get("error", "")
+    first = error.strip().splitlines()[-1] if error.strip() else step.get("error_type", "error")
+    entry = _explain(error)
+    fix = Fix()
+    category = "other"
+    kb = None
+    if entry is not None:
+        category, kb = entry.category, entry.id
+        fix = Fix(getattr(entry.fix, "text", "") or "", list(getattr(entry.fix, "commands", []) or []))
+    return fail(
+        f"{STEP_TITLES[name]} failed: {first[:300]}",
+        category=category,
+        kb=kb,
+        evidence=Evidence(found=first[:300], required=f"{STEP_TITLES[name]} succeeds"),
+        fix=fix,
+        details=error.splitlines()[-15:],
+    )
+
+
+@check("runtime.import", "import torch_npu", "runtime", tier="deep", requires=("python.packages",), timeout=RUNTIME_TIMEOUT + 10)
+def import_torch_npu(ctx: Context) -> Result:
+    return _step_result(ctx, "import")
+
+
+@check("runtime.available", "NPU visible to torch_npu", "runtime", tier="deep", requires=("runtime.import",), timeout=RUNTIME_TIMEOUT + 10)
+def available(ctx: Context) -> Result:
+    return _step_result(ctx, "available")
+
+
+@check("runtime.small_op", "Small op on NPU 0", "runtime", tier="deep", requires=("runtime.available",), timeout=RUNTIME_TIMEOUT + 10)
+def small_op(ctx: Context) -> Result:
+    return _step_result(ctx, "small_op")

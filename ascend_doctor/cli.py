@@ -1,0 +1,111 @@
+"""Command line: one thin function per verb; the work happens in ascend_doctor.commands.
+
+Exit codes (DESIGN.md): 0 clean, 1 findings at or above the threshold, 2 usage error,
+3 internal error. Bad input is one line on stderr, never a traceback
+(set ASCEND_DOCTOR_DEBUG=1 to see one for an internal error).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Callable, List, Optional
+
+import typer
+
+from . import __version__
+from .errors import UsageError
+
+app = typer.Typer(
+    name="ascend-doctor",
+    help="Environment doctor and diagnostics for Huawei Ascend NPUs (CANN, torch_npu, PyTorch). Read-only.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+JSON_OPT = typer.Option(False, "--json", help="JSON on stdout (schema 1), nothing else on stdout.")
+FORMAT_OPT = typer.Option("text", "--format", help="text | json | md")
+ROOT_OPT = typer.Option(None, "--root", help="Read the machine as if DIR were /.", metavar="DIR")
+ENV_FILE_OPT = typer.Option(None, "--env-file", help="The environment to judge: KEY=VALUE lines.", metavar="FILE")
+
+
+def _call(fn: Callable[..., int], *args, **kwargs) -> None:
+    """Run a verb; turn bad input into one line + exit 2, a crash into one line + exit 3."""
+    try:
+        code = fn(*args, **kwargs)
+    except UsageError as exc:
+        typer.echo(f"ascend-doctor: error: {exc}", err=True)
+        raise typer.Exit(2)
+    except KeyboardInterrupt:
+        typer.echo("ascend-doctor: interrupted", err=True)
+        raise typer.Exit(130)
+    except typer.Exit:
+        raise
+    except Exception as exc:  # the last line of defence: never a traceback by default
+        if os.environ.get("ASCEND_DOCTOR_DEBUG"):
+            raise
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        typer.echo(f"ascend-doctor: internal error: {type(exc).__name__}: {first} (ASCEND_DOCTOR_DEBUG=1 shows the traceback)", err=True)
+        raise typer.Exit(3)
+    raise typer.Exit(code)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"ascend-doctor {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main_options(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """Environment doctor and diagnostics for Huawei Ascend NPUs."""
+
+
+@app.command()
+def check(
+    root: Optional[Path] = ROOT_OPT,
+    env_file: Optional[Path] = ENV_FILE_OPT,
+    python: Optional[str] = typer.Option(None, "--python", help="Target interpreter (default: python3 on the judged PATH).", metavar="PATH"),
+    tier: str = typer.Option("quick", "--tier", help="quick (read-only, < 1 s) | deep (also imports torch_npu and runs one op on NPU 0)."),
+    expect_devices: Optional[int] = typer.Option(None, "--expect-devices", help="Fail unless this many NPUs are present.", metavar="N"),
+    fail_on: str = typer.Option("fail", "--fail-on", help="Exit 1 on findings at or above: warn | fail."),
+    sim: Optional[str] = typer.Option(None, "--sim", help="Check a bundled simulated host (python -m runtime_sim list).", metavar="SCENARIO"),
+    only: Optional[List[str]] = typer.Option(None, "--only", help="Run only these check ids or groups (repeatable).", metavar="ID"),
+    timeout: float = typer.Option(8.0, "--timeout", help="Seconds npu-smi may take before it is killed and reported.", metavar="SECONDS"),
+    verbose: int = typer.Option(0, "-v", "--verbose", count=True, help="Show evidence, timings and skipped checks."),
+    json_out: bool = JSON_OPT,
+    fmt: str = FORMAT_OPT,
+) -> None:
+    """Check the driver, devices, CANN toolkit, environment and Python stack."""
+    from .commands.check import run_check
+
+    _call(
+        run_check,
+        root=root,
+        env_file=env_file,
+        python=python,
+        tier=tier,
+        expect_devices=expect_devices,
+        fail_on=fail_on,
+        sim=sim,
+        fmt=fmt,
+        json_flag=json_out,
+        verbose=verbose,
+        only=only,
+        timeout=timeout,
+    )
+
+
+def main() -> None:
+    try:
+        app()
+    except SystemExit:
+        raise
+    except Exception as exc:  # click itself failed (broken terminal, encoding)
+        sys.stderr.write(f"ascend-doctor: internal error: {type(exc).__name__}: {exc}\n")
+        sys.exit(3)

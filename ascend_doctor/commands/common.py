@@ -1,0 +1,63 @@
+"""What several verbs share: building the Host from --root/--env-file/--sim, output format choice."""
+from __future__ import annotations
+
+import atexit
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Optional, Tuple
+
+from ..errors import UsageError
+from ..host import Host, HostError, parse_env_file
+
+FORMATS = ("text", "json", "md")
+
+
+def output_format(fmt: str, json_flag: bool) -> str:
+    if json_flag:
+        return "json"
+    if fmt not in FORMATS:
+        raise UsageError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
+    return fmt
+
+
+def load_env_file(path: Path) -> dict:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        raise UsageError(f"--env-file {path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"--env-file {path}: is a directory") from None
+    except OSError as exc:
+        raise UsageError(f"--env-file {path}: {exc.strerror or exc}") from None
+    try:
+        return parse_env_file(text, name=f"--env-file {path}")
+    except HostError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def build_sim(scenario: str) -> Tuple[Path, Path]:
+    """Materialise a runtime_sim scenario in a temporary directory; returns (root, env file)."""
+    try:
+        import runtime_sim
+    except ImportError:  # pragma: no cover - runtime_sim ships with the package
+        raise UsageError("--sim needs the runtime_sim package, which is not installed") from None
+    tmp = Path(tempfile.mkdtemp(prefix=f"ascend-sim-{scenario}-"))
+    atexit.register(shutil.rmtree, tmp, True)
+    try:
+        built = runtime_sim.build(scenario, tmp)
+    except (KeyError, ValueError, LookupError) as exc:
+        raise UsageError(f"--sim {scenario}: {str(exc).strip(chr(39))}") from None
+    return Path(built.root), Path(built.env_file)
+
+
+def make_host(root: Optional[Path], env_file: Optional[Path], sim: Optional[str] = None) -> Host:
+    if sim:
+        if root or env_file:
+            raise UsageError("--sim builds its own host: do not combine it with --root or --env-file")
+        root, env_file = build_sim(sim)
+    env = load_env_file(env_file) if env_file else None
+    try:
+        return Host(str(root) if root else "/", env=env)
+    except HostError as exc:
+        raise UsageError(str(exc)) from None

@@ -1,0 +1,301 @@
+"""Facts about the judged machine, gathered once and shared by every check and verb.
+
+Each fact is computed on first use and cached; the slow ones (npu-smi, the target
+Python) can be started early in background threads by ``prefetch``. Facts never
+judge: they read, parse and record what went wrong while reading.
+"""
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Generic, List, Optional, Tuple, TypeVar
+
+from .host import CommandResult, Host, ReadError
+from .parsers.npu_smi import NpuSmiError, NpuSmiInfo, parse_npu_smi_error, parse_npu_smi_info
+from .parsers.version_info import (
+    DriverVersionInfo,
+    FirmwareVersionInfo,
+    ParseError,
+    ToolkitInstallInfo,
+    parse_driver_version_info,
+    parse_firmware_version_info,
+    parse_install_info,
+    parse_toolkit_install_info,
+)
+
+T = TypeVar("T")
+
+DEFAULT_INSTALL_ROOT = "/usr/local/Ascend"
+INSTALL_INFO = "/etc/ascend_install.info"
+NPU_SMI_TIMEOUT = 8.0
+PYTHON_TIMEOUT = 15.0
+RUNTIME_TIMEOUT = 90.0
+
+
+@dataclass
+class FileFact(Generic[T]):
+    """A parsed file: its value, or why there is none."""
+
+    path: str
+    value: Optional[T] = None
+    missing: bool = False
+    error: Optional[str] = None
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None
+
+
+@dataclass
+class NpuSmiFact:
+    path: Optional[str]  # where npu-smi was found, None when absent
+    result: Optional[CommandResult]
+    info: Optional[NpuSmiInfo] = None
+    error: Optional[NpuSmiError] = None
+    parse_error: Optional[str] = None
+
+
+@dataclass
+class ToolkitInstall:
+    home: str  # the toolkit home as a user would write it (…/ascend-toolkit/latest, …/cann-8.5.0)
+    layout: str  # ascend-toolkit | cann
+    info_path: Optional[str]
+    info: Optional[ToolkitInstallInfo]
+    error: Optional[str] = None
+    info_arches: Tuple[str, ...] = ()  # the <arch>-linux dirs that hold an install info
+
+
+@dataclass
+class ToolkitFact:
+    installs: List[ToolkitInstall] = field(default_factory=list)
+    searched: List[str] = field(default_factory=list)
+    from_env: Optional[str] = None  # ASCEND_TOOLKIT_HOME / ASCEND_HOME_PATH of the judged env
+
+    @property
+    def active(self) -> Optional[ToolkitInstall]:
+        """The install the judged environment uses: the one its env points at, else the first found."""
+        if self.from_env:
+            for inst in self.installs:
+                if inst.home == self.from_env:
+                    return inst
+        return self.installs[0] if self.installs else None
+
+
+@dataclass
+class PythonFact:
+    interpreter: Optional[str]  # as given / found
+    result: Optional[CommandResult]
+    python: Optional[str] = None
+    packages: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    error: Optional[str] = None
+
+    def version_of(self, package: str) -> Optional[str]:
+        entry = self.packages.get(package)
+        return entry.get("version") if entry else None
+
+
+class Facts:
+    """Lazily gathered, cached facts about one Host."""
+
+    def __init__(self, host: Host, python: Optional[str] = None, command_timeout: float = NPU_SMI_TIMEOUT) -> None:
+        self.host = host
+        self.python = python
+        self.command_timeout = command_timeout  # for npu-smi; the Python probes get their own
+        self._cache: Dict[str, Any] = {}
+        self._locks: Dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def _cached(self, key: str, compute: Callable[[], T]) -> T:
+        with self._guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            if key not in self._cache:
+                self._cache[key] = compute()
+            return self._cache[key]
+
+    def prefetch(self, keys: List[str]) -> None:
+        """Start slow facts in background threads so checks find them ready."""
+        for key in keys:
+            fn = getattr(self, key)
+            threading.Thread(target=fn, name=f"fact-{key}", daemon=True).start()
+
+    # ------------------------------------------------------------ files
+    def install_info(self) -> FileFact[Dict[str, str]]:
+        return self._cached("install_info", lambda: self._read(INSTALL_INFO, parse_install_info))
+
+    def install_root(self) -> str:
+        """Where the driver was installed (Driver_Install_Path_Param), default /usr/local/Ascend."""
+        info = self.install_info().value or {}
+        root = info.get("Driver_Install_Path_Param", "").strip()
+        return root.rstrip("/") if root.startswith("/") else DEFAULT_INSTALL_ROOT
+
+    def driver(self) -> FileFact[DriverVersionInfo]:
+        return self._cached(
+            "driver", lambda: self._read(f"{self.install_root()}/driver/version.info", parse_driver_version_info)
+        )
+
+    def firmware(self) -> FileFact[FirmwareVersionInfo]:
+        return self._cached(
+            "firmware", lambda: self._read(f"{self.install_root()}/firmware/version.info", parse_firmware_version_info)
+        )
+
+    def _read(self, path: str, parse: Callable[[str], T]) -> FileFact[T]:
+        if not self.host.exists(path):
+            return FileFact(path, missing=True)
+        try:
+            return FileFact(path, value=parse(self.host.read_text(path)))
+        except (ReadError, ParseError) as exc:
+            return FileFact(path, error=str(exc))
+
+    # ---------------------------------------------------------- system
+    def container(self) -> Optional[str]:
+        return self._cached("container", self.host.container)
+
+    def arch(self) -> Optional[str]:
+        return self._cached("arch", self.host.arch)
+
+    def modules(self):
+        return self._cached("modules", self.host.modules)
+
+    # --------------------------------------------------------- npu-smi
+    def npu_smi(self) -> NpuSmiFact:
+        return self._cached("npu_smi", self._run_npu_smi)
+
+    def _run_npu_smi(self) -> NpuSmiFact:
+        path = self.host.which("npu-smi")
+        if path is None:
+            return NpuSmiFact(path=None, result=None)
+        result = self.host.run([path, "info"], timeout=self.command_timeout)
+        fact = NpuSmiFact(path=path, result=result)
+        if result.timed_out or result.error:
+            return fact
+        text = result.stdout + "\n" + result.stderr
+        try:
+            fact.info = parse_npu_smi_info(result.stdout)
+        except ValueError as exc:
+            fact.parse_error = str(exc)
+        if fact.info is None or result.returncode != 0:
+            fact.error = parse_npu_smi_error(text)
+        return fact
+
+    # --------------------------------------------------------- toolkit
+    def toolkit(self) -> ToolkitFact:
+        return self._cached("toolkit", self._find_toolkit)
+
+    def _find_toolkit(self) -> ToolkitFact:
+        env = self.host.env
+        fact = ToolkitFact()
+        env_home = env.get("ASCEND_TOOLKIT_HOME") or env.get("ASCEND_HOME_PATH")
+        if env_home:
+            fact.from_env = env_home.rstrip("/")
+        bases = [self.install_root()]
+        home = self.host.home()
+        if home:
+            bases.append(home.rstrip("/") + "/Ascend")
+        candidates: List[str] = []
+        if fact.from_env:
+            candidates.append(fact.from_env)
+        for base in bases:
+            candidates.append(f"{base}/ascend-toolkit/latest")
+            candidates.append(f"{base}/cann")
+            versioned = [p for p in self.host.glob(base, "cann-*") if self.host.is_dir(p)]
+            candidates.extend(sorted(versioned, reverse=True))
+        seen_real = set()
+        for cand in candidates:
+            if cand in fact.searched:
+                continue
+            fact.searched.append(cand)
+            if not self.host.is_dir(cand):
+                continue
+            real = self.host.realpath(cand)
+            if real in seen_real:
+                continue
+            seen_real.add(real)
+            install = self._read_toolkit(cand)
+            if install is not None:
+                fact.installs.append(install)
+        return fact
+
+    def _read_toolkit(self, home: str) -> Optional[ToolkitInstall]:
+        real = self.host.realpath(home)
+        layout = "cann" if re.search(r"/cann(-[^/]+)?$", real) or "/cann-" in real else "ascend-toolkit"
+        arch_dirs = [p for p in self.host.glob(home, "*-linux") if self.host.is_file(p + "/ascend_toolkit_install.info")]
+        arches = tuple(sorted(p.rsplit("/", 1)[1][: -len("-linux")] for p in arch_dirs))
+        if not arch_dirs:
+            if self.host.is_dir(home + "/lib64") or self.host.exists(home + "/set_env.sh"):
+                return ToolkitInstall(home, layout, None, None, error="no <arch>-linux/ascend_toolkit_install.info", info_arches=())
+            return None
+        machine = self.arch()
+        chosen = next((p for p in arch_dirs if machine and p.endswith(f"/{machine}-linux")), arch_dirs[0])
+        info_path = chosen + "/ascend_toolkit_install.info"
+        try:
+            info = parse_toolkit_install_info(self.host.read_text(info_path))
+            return ToolkitInstall(home, layout, info_path, info, info_arches=arches)
+        except (ReadError, ParseError) as exc:
+            return ToolkitInstall(home, layout, info_path, None, error=str(exc), info_arches=arches)
+
+    # ---------------------------------------------------------- python
+    def python_stack(self) -> PythonFact:
+        return self._cached("python_stack", self._probe_python)
+
+    def python_interpreter(self) -> Optional[str]:
+        if self.python:
+            return self.python
+        return self.host.which("python3") or self.host.which("python")
+
+    def _probe_python(self) -> PythonFact:
+        from .probes import probe_source
+
+        interp = self.python_interpreter()
+        if interp is None:
+            return PythonFact(None, None, error="no python3 or python on the judged PATH")
+        result = self._run_python(interp, probe_source("stack"), PYTHON_TIMEOUT)
+        fact = PythonFact(interp, result)
+        payload = _last_json(result.stdout) if result.ok else None
+        if payload is None:
+            fact.error = _first_line(result.output) or "the interpreter printed nothing"
+            if result.timed_out:
+                fact.error = f"no answer within {PYTHON_TIMEOUT:.0f} s"
+            return fact
+        fact.python = payload.get("python")
+        fact.packages = payload.get("packages") or {}
+        return fact
+
+    def runtime_probe(self) -> Tuple[Optional[Dict[str, Any]], Optional[CommandResult]]:
+        """Deep tier: import torch_npu and touch NPU 0 in the target interpreter."""
+
+        def compute():
+            from .probes import probe_source
+
+            interp = self.python_interpreter()
+            if interp is None:
+                return None, None
+            result = self._run_python(interp, probe_source("runtime"), RUNTIME_TIMEOUT)
+            return _last_json(result.stdout), result
+
+        return self._cached("runtime_probe", compute)
+
+    def _run_python(self, interp: str, source: str, timeout: float) -> CommandResult:
+        return self.host.run([interp, "-c", source], timeout=timeout)
+
+
+def _last_json(text: str) -> Optional[Dict[str, Any]]:
+    for line in reversed(text.strip().splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                value = json.loads(line)
+            except ValueError:
+                return None
+            return value if isinstance(value, dict) else None
+    return None
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:300]
+    return ""
+

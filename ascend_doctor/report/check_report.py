@@ -1,0 +1,135 @@
+"""Rendering of a ``check`` run: console (flutter-doctor style), JSON (the contract), Markdown."""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Dict, List, TextIO
+
+from .. import __version__
+from ..checks.base import group_title
+from ..model import SCHEMA, Finding, Status
+from .console import escape, make_console, mark
+
+PROBLEMS = (Status.FAIL, Status.WARN, Status.TIMEOUT, Status.ERROR)
+
+
+def counts(findings: List[Finding]) -> Dict[str, int]:
+    c = Counter(f.status.value for f in findings)
+    return {s.value: c.get(s.value, 0) for s in Status}
+
+
+def verdict(findings: List[Finding]) -> str:
+    if any(f.status == Status.FAIL for f in findings):
+        return "fail"
+    if any(f.status in (Status.WARN, Status.TIMEOUT, Status.ERROR) for f in findings):
+        return "warn"
+    return "ok"
+
+
+def to_json(findings: List[Finding], host_info: Dict[str, Any], duration_s: float) -> Dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "tool": {"name": "ascend-doctor", "version": __version__},
+        "host": host_info,
+        "findings": [f.to_json() for f in findings],
+        "summary": {"counts": counts(findings), "verdict": verdict(findings), "duration_s": round(duration_s, 3)},
+    }
+
+
+def _summary_line(findings: List[Finding], duration_s: float) -> str:
+    c = counts(findings)
+    parts = []
+    for key, word in (("fail", "failed"), ("warn", "warning"), ("timeout", "timed out"), ("error", "crashed"), ("ok", "passed"), ("skip", "skipped")):
+        if c[key]:
+            n = c[key]
+            parts.append(f"{n} {word}{'s' if word == 'warning' and n != 1 else ''}")
+    return ", ".join(parts) + f" in {duration_s:.2f} s"
+
+
+def _next_step(findings: List[Finding]) -> str:
+    failing = [f for f in findings if f.status == Status.FAIL]
+    if failing:
+        return f"Fix {failing[0].id} first: the checks after it may depend on it."
+    if any(f.status in PROBLEMS for f in findings):
+        return "No failures; the warnings above are worth a look."
+    return "No issues found."
+
+
+def render_text(findings: List[Finding], host_info: Dict[str, Any], duration_s: float, verbose: int = 0, stream: TextIO = None) -> None:
+    console = make_console(stream)
+    where = host_info.get("root", "/")
+    head = f"ascend-doctor check · {'this machine' if where == '/' else where}"
+    head += f" · user {host_info.get('user')} · {host_info.get('arch') or 'arch ?'}"
+    if host_info.get("container"):
+        head += " · container"
+    console.print(f"[bold]{escape(head)}[/bold]")
+    width = max((len(f.title) for f in findings), default=20)
+    group = None
+    for f in findings:
+        if f.status == Status.SKIP and not verbose:
+            continue
+        if f.group != group:
+            group = f.group
+            console.print(f"\n[bold]{escape(group_title(group))}[/bold]")
+        timing = f" [dim]({f.duration_ms:.0f} ms)[/dim]" if verbose else ""
+        console.print(f"  {mark(f.status, console)} {escape(f.title.ljust(width))}  {escape(f.summary)}{timing}")
+        if f.status in PROBLEMS or verbose > 0:
+            _detail(console, f, verbose)
+    line = _summary_line(findings, duration_s)
+    v = verdict(findings)
+    colour = {"fail": "red", "warn": "yellow", "ok": "green"}[v]
+    console.print(f"\n[{colour}]{escape(line)}.[/{colour}] {escape(_next_step(findings))}")
+    if not verbose and any(f.status == Status.SKIP for f in findings):
+        console.print("[dim]Run with -v for evidence, timings and skipped checks.[/dim]")
+
+
+def _detail(console, f: Finding, verbose: int) -> None:
+    pad = "      "
+    show_evidence = f.status in PROBLEMS or verbose
+    if show_evidence:
+        for label, value in (("found", f.evidence.found), ("required", f.evidence.required), ("source", f.evidence.source)):
+            if value:
+                console.print(f"{pad}[dim]{label:<9}[/dim]{escape(str(value))}")
+    if f.status in PROBLEMS and f.fix:
+        if f.fix.text:
+            console.print(f"{pad}[dim]{'fix':<9}[/dim]{escape(f.fix.text)}")
+        for cmd in f.fix.commands:
+            console.print(f"{pad}{'':<9}[cyan]$ {escape(cmd)}[/cyan]")
+    if f.details and (verbose or f.status in (Status.ERROR,)):
+        for line in f.details[: 40 if verbose > 1 else 12]:
+            console.print(f"{pad}[dim]{escape(line.rstrip())}[/dim]")
+
+
+def render_markdown(findings: List[Finding], host_info: Dict[str, Any], duration_s: float) -> str:
+    out = [
+        "## ascend-doctor check",
+        "",
+        f"Host: `{host_info.get('root')}` · user `{host_info.get('user')}` · {host_info.get('arch') or 'arch ?'}"
+        + (" · container" if host_info.get("container") else "")
+        + f" · ascend-doctor {__version__}",
+        "",
+        "| | Check | Result |",
+        "|---|---|---|",
+    ]
+    for f in findings:
+        symbol = {"ok": "✓", "warn": "!", "fail": "✗", "skip": "–", "timeout": "⏱", "error": "☠"}[f.status.value]
+        out.append(f"| {symbol} | {f.title} (`{f.id}`) | {_md_cell(f.summary)} |")
+    problems = [f for f in findings if f.status in PROBLEMS]
+    if problems:
+        out += ["", "### Problems", ""]
+        for f in problems:
+            out.append(f"**{f.title}** (`{f.id}`, {f.status.value}, {f.category or 'other'}): {f.summary}")
+            out.append("")
+            for label, value in (("found", f.evidence.found), ("required", f.evidence.required), ("source", f.evidence.source)):
+                if value:
+                    out.append(f"- {label}: {value}")
+            if f.fix.text:
+                out.append(f"- fix: {f.fix.text}")
+            if f.fix.commands:
+                out += ["", "```sh", *f.fix.commands, "```"]
+            out.append("")
+    out += ["", f"_{_summary_line(findings, duration_s)}._"]
+    return "\n".join(out) + "\n"
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")

@@ -1,0 +1,41 @@
+"""Shared bits of the human-readable output: status marks, colours, the console."""
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Optional, TextIO
+
+from ..model import Status
+
+if TYPE_CHECKING:  # rich is imported only when text output is rendered
+    from rich.console import Console
+
+MARKS = {
+    Status.OK: ("✓", "green"),
+    Status.WARN: ("!", "yellow"),
+    Status.FAIL: ("✗", "red"),
+    Status.SKIP: ("-", "dim"),
+    Status.TIMEOUT: ("⏱", "magenta"),
+    Status.ERROR: ("☠", "red"),
+}
+ASCII_MARKS = {Status.OK: "ok", Status.WARN: "!", Status.FAIL: "x", Status.SKIP: "-", Status.TIMEOUT: "T", Status.ERROR: "E"}
+
+
+def make_console(stream: Optional[TextIO] = None) -> "Console":
+    """A rich console that colours only a terminal and never wraps copied commands."""
+    from rich.console import Console
+
+    stream = stream or sys.stdout
+    return Console(file=stream, highlight=False, soft_wrap=True, emoji=False)
+
+
+def mark(status: Status, console: "Console") -> str:
+    symbol, colour = MARKS[status]
+    if console.encoding and "utf" not in console.encoding.lower():
+        symbol = ASCII_MARKS[status]
+    return f"[{colour}]{symbol}[/{colour}]"
+
+
+def escape(text: str) -> str:
+    from rich.markup import escape as _escape
+
+    return _escape(text)
