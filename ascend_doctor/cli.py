@@ -101,6 +101,40 @@ def check(
     )
 
 
+@app.command()
+def triage(
+    paths: List[str] = typer.Argument(..., help="Log files, directories (~/ascend/log trees, several ranks), .gz/.tar.gz, or - for stdin.", metavar="PATH..."),
+    json_out: bool = JSON_OPT,
+    fmt: str = FORMAT_OPT,
+) -> None:
+    """Name the root cause of a failure from plogs, device logs and console output."""
+    from .commands.triage import run_triage
+
+    _call(run_triage, paths, "json" if json_out else fmt)
+
+
+@app.command(context_settings={"allow_interspersed_args": True})
+def opcheck(
+    target: str = typer.Argument(..., help="An op manifest to check, `record` to make one, or `versions`.", metavar="MANIFEST|record|versions"),
+    program: Optional[List[str]] = typer.Argument(None, help="record: the program after --, e.g. -- python train.py --lr 3e-4", metavar="[-- python SCRIPT.py ARGS...]"),
+    from_v: Optional[str] = typer.Option(None, "--from", help="Current torch_npu wheel, release line or CANN version (default: torch_npu of the target Python).", metavar="V"),
+    to_v: Optional[str] = typer.Option(None, "--to", help="Target torch_npu wheel (2.7.1.post8), release line (26.1.0) or CANN version (9.1.0).", metavar="V"),
+    fail_on: str = typer.Option("unsupported", "--fail-on", help="Exit 1 when an op used: unsupported (fails on the target) | fallback (also: runs on the CPU) | change (anything changes)."),
+    show_all: bool = typer.Option(False, "--all", help="Also list every op with its status on both versions."),
+    python: Optional[str] = typer.Option(None, "--python", help="Interpreter whose torch_npu is the default --from.", metavar="PATH"),
+    output: Optional[str] = typer.Option(None, "-o", "--output", help="record: manifest file (default: <script>.ops.json).", metavar="OPS.json"),
+    mode: str = typer.Option("eager", "--mode", help="record: eager (real CPU tensors) | fake (no memory: FakeTensor) | meta (meta device)."),
+    timeout: float = typer.Option(3600.0, "--timeout", help="record: stop the program after this many seconds.", metavar="SECONDS"),
+    json_out: bool = JSON_OPT,
+    fmt: str = FORMAT_OPT,
+) -> None:
+    """Pre-upgrade operator check: record a model's aten ops on CPU, then compare two torch_npu/CANN versions."""
+    from .commands.opcheck import run_command
+
+    _call(run_command, target, program, from_v=from_v, to_v=to_v, fail_on=fail_on, show_all=show_all, python=python,
+          output=output, mode=mode, timeout=timeout, fmt=fmt, json_flag=json_out)
+
+
 def main() -> None:
     try:
         app()

@@ -1,0 +1,57 @@
+"""``ascend-doctor triage PATH...``: name the root cause of a failure from its logs.
+
+Exit codes: 0 no incidents, 1 incidents found, 2 bad input (a missing path, or nothing
+readable among the inputs), 3 internal error.
+"""
+from __future__ import annotations
+
+import sys
+from typing import BinaryIO, List, Optional, TextIO
+
+FORMATS = ("text", "json", "md")
+
+
+def run_triage(
+    paths: List[str],
+    fmt: str = "text",
+    out: Optional[TextIO] = None,
+    err: Optional[TextIO] = None,
+    stdin: Optional[BinaryIO] = None,
+    use_kb: bool = True,
+) -> int:
+    """Triage ``paths`` (files, directories, archives, ``-`` for stdin) and print the report."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    if fmt not in FORMATS:
+        err.write(f"ascend-doctor triage: unknown format {fmt!r} (choose {', '.join(FORMATS)})\n")
+        return 2
+    if not paths:
+        err.write("ascend-doctor triage: give at least one log file or directory, or - for stdin\n")
+        return 2
+    from ..triage.engine import triage_paths
+    from ..triage.knowledge import Knowledge
+    from ..triage.sources import InputError
+
+    try:
+        report = triage_paths(paths, stdin=stdin, knowledge=Knowledge(use_kb=use_kb))
+    except InputError as exc:
+        err.write(f"ascend-doctor triage: {exc}\n")
+        return 2
+    if report.stats.files == 0:
+        reasons = "; ".join(f"{s.path}: {s.reason}" for s in report.stats.skipped[:5])
+        more = f" (skipped: {reasons})" if reasons else ""
+        err.write(f"ascend-doctor triage: no readable log text in {', '.join(paths)}{more}\n")
+        if fmt == "json":
+            from ..triage.render import render_json
+
+            out.write(render_json(report) + "\n")
+        return 2
+    from ..triage import render
+
+    if fmt == "json":
+        out.write(render.render_json(report) + "\n")
+    elif fmt == "md":
+        out.write(render.render_md(report))
+    else:
+        out.write(render.render_text(report))
+    return 1 if report.incidents else 0

@@ -1,0 +1,126 @@
+"""torch_npu's own error text: the ``ERRmmccc`` banner and the lines around it.
+
+Formats from shared/reference/formats-plog-errors.md §4 (torch_npu
+``NPUException.{h,cpp}``, ``_error_code.py``, ``NPUQueue.cpp``, ``ProcessGroupHCCL.cpp``):
+
+- banner  ``[ERROR] 2025-04-29-18:46:11 (PID:1066924, Device:1, RankID:-1) ERR00100 PTA call acl api failed``
+- call    ``<fn>:<file>:<line> NPU function error: <call>, error code is <aclError>``
+          (``HCCL function error`` carries an HcclResult, ``OPS function error`` either);
+          old ``NPU error, error code is N``; warning ``NPU warning, error code is N``
+- hint    ``[Error]: <text of the code>``
+- aclnn   ``call aclnnXxx failed`` (with ``detail:`` before op-plugin 7.1.0)
+- async   ``The Inner error is reported as above ... the current working operator name is Op``
+- HCCL watchdog ``[Rank 1] Watchdog caught collective operation timeout: WorkHCCL(SeqNum=..., OpType=...``
+- device faults ``UCE ERROR``, ``HBM MULTI BIT ECC ERROR``, ``FORCE STOP``, ... (NPUQueue deviceErrorMap)
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+SUBMODULES = {"00": "PTA", "01": "OPS", "02": "DIST", "03": "GRAPH", "04": "PROF", "99": "UNKNOWN"}
+ERROR_TYPES = {
+    "001": "invalid parameter", "002": "invalid type", "003": "invalid value", "004": "invalid pointer",
+    "005": "internal error", "006": "memory error", "007": "feature not supported", "008": "resource not found",
+    "009": "resource unavailable", "010": "system call failed", "011": "timeout error", "012": "permission error",
+    "100": "call acl api failed", "200": "call hccl api failed", "300": "call ge api failed", "999": "application exception",
+}
+DEVICE_FAULTS = ("UCE ERROR", "HBM MULTI BIT ECC ERROR", "FORCE STOP", "SUSPECT MEM ERROR", "HCCS LINK ERROR",
+                 "UB LINK ERROR", "HCCL OP RETRY FAILED", "SUSPECT REMOTE ERROR")
+
+_BANNER = re.compile(
+    r"\[ERROR\] (?P<ts>\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d) \(PID:(?P<pid>\d+), Device:(?P<dev>-?\d+), RankID:(?P<rank>-?\d+)\) "
+    r"(?P<err>ERR(?P<mm>\d\d)(?P<ccc>\d{3}))(?: (?P<sub>[A-Z]+))?(?: (?P<text>.*))?$"
+)
+_CALL = re.compile(
+    r"(?:(?P<where>[\w:~<>()]+:[^\s:]+:\d+) )?(?P<kind>NPU|HCCL|OPS) function error: (?P<call>.*?), error code is (?P<code>-?\d+)"
+)
+_OLD_CALL = re.compile(r"(?:(?P<where>[\w:~<>()]+:[^\s:]+:\d+) )?NPU (?P<kind>error|warning), error code is (?P<code>\d+)")
+_HINT = re.compile(r"^\[Error\]: ?(?P<text>.*)$")
+_ACLNN = re.compile(r"call (?P<api>aclnn\w+) failed")
+_INNER = re.compile(r"The Inner error is reported as above")
+_OPERATOR = re.compile(r"the current working operator name is (?P<op>\w+)")
+_WATCHDOG = re.compile(
+    r"\[Rank (?P<rank>\d+)\] Watchdog caught collective operation timeout: WorkHCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)"
+    r"(?:.*?Timeout\(ms\)=(?P<timeout>\d+))?"
+)
+_WATCHDOG_DEAD = re.compile(r"\[Rank (?P<rank>\d+)\] HCCL watchdog thread terminated with exception")
+_DEVICE_FAULT = re.compile(r"(?:^|RuntimeError: |: )(?P<fault>" + "|".join(DEVICE_FAULTS) + r")\b")
+
+
+@dataclass
+class TorchNpuRecord:
+    kind: str  # banner | call | hint | aclnn | async_inner | watchdog | watchdog_exit | device_fault
+    text: str
+    ts: Optional[str] = None  # banner: YYYY-MM-DD-hh:mm:ss
+    pid: Optional[int] = None
+    device: Optional[int] = None
+    rank: Optional[int] = None
+    err_code: Optional[str] = None  # ERR00100
+    submodule: Optional[str] = None
+    call: Optional[str] = None
+    code: Optional[str] = None  # the number after "error code is"
+    call_kind: Optional[str] = None  # NPU | HCCL | OPS | error | warning
+    operator: Optional[str] = None
+    op_type: Optional[str] = None  # watchdog OpType
+    timeout_ms: Optional[int] = None
+
+
+def parse_torch_npu_line(text: str) -> Optional[TorchNpuRecord]:
+    """One torch_npu error record from a line, or None."""
+    if "ERR" in text and "(PID:" in text:
+        m = _BANNER.search(text)
+        if m:
+            dev, rank = int(m.group("dev")), int(m.group("rank"))
+            return TorchNpuRecord(
+                kind="banner", text=text.strip(), ts=m.group("ts"), pid=int(m.group("pid")),
+                device=dev if dev >= 0 else None, rank=rank if rank >= 0 else None, err_code=m.group("err"),
+                submodule=m.group("sub") or SUBMODULES.get(m.group("mm")),
+            )
+    if "function error" in text:
+        m = _CALL.search(text)
+        if m:
+            op = _ACLNN.search(m.group("call"))
+            return TorchNpuRecord(kind="call", text=text.strip(), call=m.group("call"), code=m.group("code"),
+                                  call_kind=m.group("kind"), operator=op.group("api") if op else None)
+    if "error code is" in text:
+        m = _OLD_CALL.search(text)
+        if m:
+            return TorchNpuRecord(kind="call", text=text.strip(), code=m.group("code"), call_kind=m.group("kind"))
+    if text.startswith("[Error]:"):
+        m = _HINT.match(text)
+        if m:
+            return TorchNpuRecord(kind="hint", text=m.group("text").strip())
+    if "Watchdog" in text or "watchdog" in text:
+        m = _WATCHDOG.search(text)
+        if m:
+            return TorchNpuRecord(kind="watchdog", text=text.strip(), rank=int(m.group("rank")), op_type=m.group("op"),
+                                  timeout_ms=int(m.group("timeout")) if m.group("timeout") else None)
+        m = _WATCHDOG_DEAD.search(text)
+        if m:
+            return TorchNpuRecord(kind="watchdog_exit", text=text.strip(), rank=int(m.group("rank")))
+    if "aclnn" in text:
+        m = _ACLNN.search(text)
+        if m:
+            return TorchNpuRecord(kind="aclnn", text=text.strip(), operator=m.group("api"))
+    if "Inner error" in text:
+        m = _INNER.search(text)
+        if m:
+            op = _OPERATOR.search(text)
+            return TorchNpuRecord(kind="async_inner", text=text.strip(), operator=op.group("op") if op else None)
+    if "ERROR" in text or "FORCE STOP" in text:
+        m = _DEVICE_FAULT.search(text)
+        if m:
+            return TorchNpuRecord(kind="device_fault", text=text.strip(), call=m.group("fault"))
+    return None
+
+
+def describe_err_code(err: str) -> Optional[str]:
+    """``ERR00100`` -> ``PTA call acl api failed``."""
+    if len(err) != 8 or not err.startswith("ERR"):
+        return None
+    sub, kind = SUBMODULES.get(err[3:5]), ERROR_TYPES.get(err[5:])
+    if sub is None or kind is None:
+        return None
+    return f"{sub} {kind}"

@@ -1,0 +1,212 @@
+"""The triage run: inputs -> events -> incidents -> root cause, with what was read and skipped.
+
+Memory stays flat however much is read: files are streamed (see ``reader``), repeated
+errors are folded into one event with a count, the number of distinct events kept is
+capped, and only small per-process tables (rank, device) grow with the number of
+processes.
+"""
+from __future__ import annotations
+
+import io
+import time
+from dataclasses import dataclass, field
+from typing import BinaryIO, Dict, List, Optional, Tuple
+
+from .events import Event, extract, sniff_plog
+from .incidents import Incident, build_incidents, link_by_kb, order_incidents, scope_events
+from .knowledge import Knowledge
+from .ranks import JobAnalysis, ProcessInfo, analyse
+from .reader import CHUNK, Counter, looks_binary
+from .sources import InputError, Skipped, Source, Walk, tar_members, walk_inputs
+
+MAX_DISTINCT_EVENTS = 20000
+
+
+@dataclass
+class Stats:
+    files: int = 0
+    bytes: int = 0
+    lines: int = 0
+    events: int = 0
+    seconds: float = 0.0
+    truncated_lines: int = 0
+    dropped_events: int = 0
+    skipped: List[Skipped] = field(default_factory=list)
+    skipped_count: int = 0
+
+    def to_json(self) -> Dict[str, object]:
+        return {
+            "files": self.files, "bytes": self.bytes, "lines": self.lines, "events": self.events,
+            "seconds": round(self.seconds, 3), "truncated_lines": self.truncated_lines,
+            "dropped_events": self.dropped_events, "skipped_count": self.skipped_count,
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+        }
+
+
+@dataclass
+class TriageReport:
+    stats: Stats
+    incidents: List[Incident]
+    job: JobAnalysis
+
+
+class _Peeked(io.RawIOBase):
+    """A stream whose first bytes were already read for sniffing."""
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:  # type: ignore[override]
+        if self._head:
+            if n is None or n < 0 or n >= len(self._head):
+                head, self._head = self._head, b""
+                more = self._rest.read(n - len(head)) if n is not None and n > len(head) else (self._rest.read() if n is None or n < 0 else b"")
+                return head + (more or b"")
+            head, self._head = self._head[:n], self._head[n:]
+            return head
+        return self._rest.read(n)
+
+
+class _Collector:
+    def __init__(self, stats: Stats) -> None:
+        self.stats = stats
+        self.events: Dict[Tuple[str, Optional[int], Optional[int], str], Event] = {}
+        self.hccl_context: List[Event] = []
+        self.processes: Dict[Tuple[str, int], ProcessInfo] = {}
+        self.pid_origins: Dict[int, List[str]] = {}
+
+    def add(self, ev: Event) -> None:
+        self.stats.events += 1
+        if ev.pid is not None and ev.kind != "console":
+            trees = self.pid_origins.setdefault(ev.pid, [])
+            if ev.origin not in trees and len(trees) < 8:
+                trees.append(ev.origin)
+        self._learn(ev)
+        if ev.kind == "hccl" and ev.level != "ERROR":
+            if len(self.hccl_context) < 5000 and any(r.kind != "rank_map" for r in ev.hccl):
+                self.hccl_context.append(ev)
+            return
+        key = (ev.origin, ev.pid, ev.rank if ev.pid is None else None, ev.signature())
+        seen = self.events.get(key)
+        if seen is not None:
+            seen.count += 1
+            if ev.ts and (seen.last_ts is None or ev.ts > seen.last_ts):
+                seen.last_ts = ev.ts
+            if ev.ts and seen.ts and ev.ts < seen.ts:  # files are not read in time order: keep the earliest
+                ev.count, ev.last_ts = seen.count, seen.last_ts
+                self.events[key] = ev
+            return
+        if len(self.events) >= MAX_DISTINCT_EVENTS:
+            self.stats.dropped_events += 1
+            return
+        self.events[key] = ev
+
+    def _learn(self, ev: Event) -> None:
+        if ev.pid is None:
+            return
+        info = self.processes.setdefault((ev.origin, ev.pid), ProcessInfo())
+        for rec in ev.hccl:
+            if rec.kind == "rank_map" and rec.rank is not None:
+                info.rank = rec.rank
+                if rec.device is not None and info.device is None:
+                    info.device = rec.device
+                if rec.rank_size:
+                    info.rank_size = rec.rank_size
+        if ev.rank is not None and info.rank is None:
+            info.rank = ev.rank
+        if ev.device is not None and info.device is None:
+            info.device = ev.device
+
+
+def triage_paths(paths: List[str], stdin: Optional[BinaryIO] = None, knowledge: Optional[Knowledge] = None) -> TriageReport:
+    """Triage files, directories, archives and ``-`` (stdin). Raises InputError for a missing path."""
+    start = time.monotonic()
+    walk = walk_inputs(paths, stdin=stdin)
+    return triage_walk(walk, knowledge, start)
+
+
+def triage_walk(walk: Walk, knowledge: Optional[Knowledge] = None, start: Optional[float] = None) -> TriageReport:
+    """Triage sources already chosen (e.g. files read through a Host by the logs check)."""
+    start = time.monotonic() if start is None else start
+    stats = Stats()
+    col = _Collector(stats)
+    for src in walk.sources:
+        if src.kind_hint == "tar":
+            for member, stream in tar_members(src, walk):
+                _read_source(member, stream, col, walk)
+            continue
+        try:
+            stream = src.open()
+        except OSError as exc:
+            walk.skip(src.display, exc.strerror or str(exc))
+            continue
+        try:
+            _read_source(src, stream, col, walk)
+        finally:
+            if src.display != "<stdin>":
+                stream.close()
+    knowledge = knowledge or Knowledge()
+    events = list(col.events.values())
+    _apply_process_info(events, col)
+    groups = scope_events(events, col.pid_origins)
+    incidents = build_incidents(groups, knowledge)
+    for inc in incidents:
+        info = col.processes.get((inc.scope[0], inc.pid)) if inc.pid is not None else None
+        if info is not None:
+            inc.rank = inc.rank if inc.rank is not None else info.rank
+            inc.device = inc.device if inc.device is not None else info.device
+    job = analyse(incidents, col.hccl_context, col.processes)
+    link_by_kb(incidents, knowledge)
+    ordered = order_incidents(incidents + ([job.first] if job.first is not None and job.first.synthetic else []), job.first)
+    stats.skipped = walk.skipped
+    stats.skipped_count = walk.skipped_count
+    stats.seconds = time.monotonic() - start
+    return TriageReport(stats=stats, incidents=ordered, job=job)
+
+
+def _apply_process_info(events: List[Event], col: _Collector) -> None:
+    for ev in events:
+        if ev.pid is None:
+            continue
+        info = col.processes.get((ev.origin, ev.pid))
+        if info is None:
+            for origin in col.pid_origins.get(ev.pid, []):
+                info = col.processes.get((origin, ev.pid))
+                if info is not None:
+                    break
+        if info is not None:
+            if ev.rank is None:
+                ev.rank = info.rank
+            if ev.device is None:
+                ev.device = info.device
+
+
+def _read_source(src: Source, stream: BinaryIO, col: _Collector, walk: Walk) -> None:
+    try:
+        head = stream.read(1 << 16)
+    except (OSError, EOFError) as exc:
+        walk.skip(src.display, f"unreadable ({exc})")
+        return
+    if looks_binary(head):
+        walk.skip(src.display, "binary data, not a text log")
+        return
+    counter = Counter()
+    plog_mode = src.kind_hint in ("plog", "device") or sniff_plog(head[:16384])
+    try:
+        for ev in extract(src, _Peeked(head, stream), counter, plog_mode):
+            col.add(ev)
+    except (OSError, EOFError) as exc:
+        walk.skip(src.display, f"read stopped early ({exc})")
+    if getattr(stream, "truncated", False):
+        walk.skip(src.display, "read stopped early (compressed data ends before its end marker); read up to there")
+    col.stats.files += 1
+    col.stats.bytes += counter.bytes
+    col.stats.lines += counter.lines
+    col.stats.truncated_lines += counter.truncated
+
+
+__all__ = ["triage_paths", "triage_walk", "TriageReport", "Stats", "InputError"]

@@ -1,0 +1,337 @@
+"""From a stream of lines to events: one record per thing that went wrong (or that
+names a rank), with where it was seen.
+
+Two readers share the parsers:
+- plog files (``[LEVEL] MODULE(...)`` on nearly every line) are scanned for the few
+  lines that can matter; every such line stands alone.
+- anything else (console captures, pasted output, stdin) is read line by line through
+  the prefix stripper and the streaming parsers (CANN blocks, Python tracebacks), and
+  records that sit next to each other in the same process (a traceback's last line, the
+  torch_npu call and banner, the ``[Error]:`` hint, the CANN block) are merged into one
+  event, because together they describe one failure.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import BinaryIO, Dict, Iterator, List, Optional, Tuple
+
+from ..parsers.cann_error import CannBlock, CannBlockParser, strip_source
+from ..parsers.codes import Code, find_codes
+from ..parsers.hccl import HcclRecord, parse_hccl_line
+from ..parsers.oom_text import OomRecord, parse_oom
+from ..parsers.plog import PlogLine, parse_plog_line, ts_to_epoch
+from ..parsers.prefixes import strip_prefixes
+from ..parsers.torch_npu_error import TorchNpuRecord, parse_torch_npu_line
+from ..parsers.traceback import PyTraceback, TracebackParser
+from .reader import Counter, decode_line, iter_lines, scan_candidates
+from .sources import Source
+
+# plog lines worth a look besides [ERROR]: HCCL's run-log verdicts and rank maps (run logs only:
+# HCCL writes them there at its fixed INFO level, so debug logs are searched for errors alone)
+ERROR_NEEDLES = (b"[ERROR]",)
+PLOG_NEEDLES = ERROR_NEEDLES + (b"crimer rank", b"LocalRank Key Info", b"Entry-HcclCommInitRootInfo", b"_TIMEOUT set by")
+_MERGE_GAP = 3  # console records this many lines apart or closer belong together
+_MAX_EVIDENCE = 12
+_DEVICE = re.compile(r"(?:device_id=|deviceId[=\[]|device is |devid=|Device:|device id: |NPU )(\d+)")
+_DIGITS = re.compile(r"0x[0-9a-fA-F]+|\d+")
+
+
+@dataclass
+class Event:
+    kind: str  # plog | console | hccl
+    text: str  # the line that says most
+    file: str
+    line: int
+    origin: str
+    ts: Optional[str] = None  # plog-format timestamp
+    pid: Optional[int] = None
+    device: Optional[int] = None
+    rank: Optional[int] = None
+    module: Optional[str] = None
+    level: Optional[str] = None
+    codes: List[Code] = field(default_factory=list)
+    detail: str = ""  # further text for matching (a CANN block, the exception message)
+    evidence: List[Tuple[int, str]] = field(default_factory=list)
+    hccl: List[HcclRecord] = field(default_factory=list)
+    oom: Optional[OomRecord] = None
+    end_line: int = 0
+    count: int = 1
+    last_ts: Optional[str] = None
+    worker: Optional[str] = None
+    worker_pid: Optional[int] = None  # pid printed by a launcher prefix: a hint, not the process itself
+    has_banner: bool = False  # holds torch_npu's [ERROR] ... ERRmmccc line (the end of one report)
+    opens_report: bool = False  # a raised exception or NPU call failure: the start of a report
+    first_error: Optional[str] = None  # the CANN block's first recorded error
+    exc_type: Optional[str] = None
+    operator: Optional[str] = None
+
+    @property
+    def epoch(self) -> Optional[float]:
+        return ts_to_epoch(self.ts)
+
+    @property
+    def match_text(self) -> str:
+        return self.text + ("\n" + self.detail if self.detail else "")
+
+    @property
+    def code_values(self) -> List[str]:
+        return [c.value for c in self.codes]
+
+    def signature(self) -> str:
+        """What stays the same when this error repeats: module, function and text without numbers."""
+        head = self.first_error or self.text
+        return f"{self.kind}|{self.module or ''}|{_DIGITS.sub('#', head)[:240]}"
+
+
+def sniff_plog(sample: bytes) -> bool:
+    """Whether most lines of a sample are plog lines (so the fast scan applies)."""
+    lines = [ln for ln in sample.split(b"\n")[:60] if ln.strip()]
+    if len(lines) > 1:
+        lines = lines[:-1]  # the last one may be cut
+    if not lines:
+        return False
+    hits = sum(1 for ln in lines if ln[:1] == b"[" and b"):" in ln[:80] and parse_plog_line(ln[:300].decode("utf-8", "replace")) is not None)
+    return hits * 2 >= len(lines)
+
+
+def extract(source: Source, stream: BinaryIO, counter: Counter, plog_mode: bool) -> Iterator[Event]:
+    if plog_mode:
+        needles = ERROR_NEEDLES if source.log_class in ("debug", "security") else PLOG_NEEDLES
+        yield from _plog_events(source, scan_candidates(stream, counter, needles))
+    else:
+        yield from _console_events(source, iter_lines(stream, counter))
+
+
+# ------------------------------------------------------------------ plog files
+def plog_event(source: Source, lineno: int, text: str, rec: PlogLine) -> Optional[Event]:
+    hrec = parse_hccl_line(rec.body) if rec.module in ("HCCL", "HCCP") or "rank" in rec.body else None
+    if rec.level != "ERROR" and hrec is None:
+        return None
+    # device logs carry the host process's pid in their file name; the line's pid is the device side's
+    pid = source.pid if source.kind_hint == "device" and source.pid is not None else rec.pid
+    m = _DEVICE.search(rec.body)
+    device = int(m.group(1)) if m else source.device
+    if hrec is not None and hrec.device is not None and hrec.kind == "task_failed":
+        device = hrec.device
+    ev = Event(
+        kind="plog" if rec.level == "ERROR" else "hccl",
+        text=text[rec.prefix_end:].strip(),
+        file=source.display, line=lineno, origin=source.origin, ts=rec.ts, pid=pid, device=device,
+        module=rec.module, level=rec.level, codes=find_codes(rec.body), end_line=lineno,
+        rank=rec.hccl_rank,
+    )
+    if hrec is not None:
+        ev.hccl.append(hrec)
+    ev.first_error = f"{rec.func + ':' if rec.func else ''}{rec.message}" if rec.message else None
+    ev.oom = parse_oom(rec.body)
+    ev.evidence.append((lineno, ev.text))
+    return ev
+
+
+def _plog_events(source: Source, lines: Iterator[Tuple[int, bytes]]) -> Iterator[Event]:
+    for lineno, raw in lines:
+        text = decode_line(raw)
+        rec = parse_plog_line(text)
+        if rec is None:
+            continue
+        ev = plog_event(source, lineno, text, rec)
+        if ev is not None:
+            yield ev
+
+
+# ------------------------------------------------------------------ console text
+class _Assembler:
+    """Merges records that are close together in one file and process into one event."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self.current: Optional[Event] = None
+
+    def add(self, ev: Event) -> List[Event]:
+        cur = self.current
+        if cur is not None and cur.has_banner and ev.opens_report:
+            cur = None  # torch_npu prints the call, then its banner: a new call after a banner is a new failure
+        if cur is not None and ev.line <= cur.end_line + _MERGE_GAP and ev.end_line >= cur.line - _MERGE_GAP and _same_process(cur, ev):
+            _merge(cur, ev)
+            return []
+        done = self.flush()
+        self.current = ev
+        return done
+
+    def flush(self) -> List[Event]:
+        cur, self.current = self.current, None
+        if cur is not None and cur.pid is None and cur.worker_pid is not None:
+            cur.pid = cur.worker_pid
+        return [cur] if cur is not None else []
+
+
+def _same_process(a: Event, b: Event) -> bool:
+    if a.pid is not None and b.pid is not None and a.pid != b.pid:
+        return False
+    if a.rank is not None and b.rank is not None and a.rank != b.rank:
+        return False
+    return True
+
+
+def _merge(into: Event, ev: Event) -> None:
+    # the record that tells more becomes the headline: a CANN first error or a plog line beats a wrapper
+    into.line = min(into.line, ev.line)
+    into.end_line = max(into.end_line, ev.end_line)
+    for attr in ("ts", "pid", "device", "rank", "module", "level", "oom", "first_error", "exc_type", "operator", "worker", "worker_pid"):
+        if getattr(into, attr) is None and getattr(ev, attr) is not None:
+            setattr(into, attr, getattr(ev, attr))
+    seen = {c.key for c in into.codes}
+    into.codes.extend(c for c in ev.codes if c.key not in seen)
+    into.hccl.extend(ev.hccl)
+    into.has_banner = into.has_banner or ev.has_banner
+    into.detail = (into.detail + "\n" + ev.text + ("\n" + ev.detail if ev.detail else "")).strip()[:20000]
+    have = {ln for ln, _ in into.evidence}
+    for ln, t in ev.evidence:
+        if ln not in have and len(into.evidence) < _MAX_EVIDENCE:
+            into.evidence.append((ln, t))
+            have.add(ln)
+    into.evidence.sort()
+
+
+def _console_events(source: Source, lines: Iterator[Tuple[int, bytes]]) -> Iterator[Event]:
+    cann = CannBlockParser()
+    tbs = TracebackParser()
+    asm = _Assembler(source)
+    ctx: Dict[int, Tuple[Optional[int], Optional[int], Optional[str]]] = {}  # lineno -> prefix pid/rank/worker
+    for lineno, raw in lines:
+        raw_text = decode_line(raw)
+        for text_part in _split_escaped(raw_text):
+            text, prefix = strip_prefixes(text_part)
+            if prefix:
+                ctx[lineno] = (prefix.pid, prefix.rank, prefix.worker)
+                if len(ctx) > 256:
+                    ctx.pop(next(iter(ctx)))
+            records: List[Event] = []
+            for block in cann.feed(lineno, text):
+                records.append(_block_event(source, block, ctx))
+            for tb in tbs.feed(lineno, text):
+                ev = _traceback_event(source, tb, ctx)
+                if ev is not None:
+                    records.append(ev)
+            ev = _line_event(source, lineno, text, prefix.pid, prefix.rank, prefix.worker)
+            if ev is not None:
+                records.append(ev)
+            for rec in sorted(records, key=lambda e: e.line):
+                for done in asm.add(rec):
+                    yield done
+    for block in cann.close():
+        for done in asm.add(_block_event(source, block, ctx)):
+            yield done
+    for tb in tbs.close():
+        ev = _traceback_event(source, tb, ctx)
+        if ev is not None:
+            for done in asm.add(ev):
+                yield done
+    yield from asm.flush()
+
+
+def _split_escaped(text: str) -> List[str]:
+    # JSON-escaped tracebacks put a whole error on one line with literal \n between its lines
+    if "\\n" in text and ("[ERROR]" in text or "Error" in text or "error code" in text):
+        return text.split("\\n")
+    return [text]
+
+
+def _prefix_ctx(ctx: Dict[int, Tuple[Optional[int], Optional[int], Optional[str]]], line: int) -> Tuple[Optional[int], Optional[int], Optional[str]]:
+    return ctx.get(line, (None, None, None))
+
+
+def _block_event(source: Source, block: CannBlock, ctx: Dict[int, Tuple[Optional[int], Optional[int], Optional[str]]]) -> Event:
+    ppid, prank, worker = _prefix_ctx(ctx, block.start_line)
+    head = block.lines[0][1].strip() if block.lines else block.code
+    first = block.first_error
+    codes = find_codes(block.text)
+    if not any(c.value == block.code for c in codes):
+        codes.insert(0, Code("cann", block.code, block.code))
+    else:
+        codes.sort(key=lambda c: c.value != block.code)
+    text = head if not block.header else f"{block.code}: {first}" if first else head
+    ev = Event(kind="console", text=text, file=source.display, line=block.start_line, end_line=block.end_line,
+               origin=source.origin, ts=block.ts, pid=block.pid, worker_pid=ppid, rank=prank, worker=worker,
+               codes=codes, detail=block.text[:20000], first_error=f"{block.code} {first}" if first else block.code)
+    for ln, t in block.lines[:8]:
+        ev.evidence.append((ln, t.strip()))
+    for line in [first] + block.traceback[:20]:
+        h = parse_hccl_line(line) if line else None
+        if h is not None:
+            ev.hccl.append(h)
+    if "remote rank" in block.text and not ev.hccl:
+        h = parse_hccl_line(block.text.replace("\n", " "))
+        if h is not None:
+            ev.hccl.append(h)
+    ev.oom = parse_oom(block.text) if "memory" in block.text else None
+    return ev
+
+
+def _traceback_event(source: Source, tb: PyTraceback, ctx: Dict[int, Tuple[Optional[int], Optional[int], Optional[str]]]) -> Optional[Event]:
+    if tb.exc_type is None and not tb.exc_message:
+        return None
+    ppid, prank, worker = _prefix_ctx(ctx, tb.exc_line or tb.end_line)
+    line = tb.exc_line or tb.end_line
+    text = tb.summary
+    ev = Event(kind="console", text=text, file=source.display, line=line, end_line=line, origin=source.origin,
+               worker_pid=ppid, rank=prank, worker=worker, codes=find_codes(text), exc_type=tb.exc_type, opens_report=True)
+    last = tb.last_frame
+    if last is not None:
+        ev.detail = f'File "{last.file}", line {last.line}, in {last.func}'
+        ev.evidence.append((tb.start_line, f"Traceback ({tb.frame_count} frames), last: {ev.detail}"))
+    ev.evidence.append((line, text))
+    ev.oom = parse_oom(text)
+    return ev
+
+
+def _line_event(source: Source, lineno: int, text: str, ppid: Optional[int], prank: Optional[int], worker: Optional[str]) -> Optional[Event]:
+    """A single console line that is an error record by itself (or names a rank)."""
+    if not text.strip():
+        return None
+    if "[" in text and "):" in text:
+        rec = parse_plog_line(text)
+        if rec is not None:
+            ev = plog_event(source, lineno, text, rec)
+            if ev is not None:
+                ev.worker_pid = ppid
+                ev.rank = ev.rank if ev.rank is not None else prank
+                ev.worker = worker
+            return ev
+    tn: Optional[TorchNpuRecord] = parse_torch_npu_line(text)
+    oom = parse_oom(text) if "out of memory" in text else None
+    hrec = parse_hccl_line(text) if ("rank" in text or "Cluster Exception" in text) else None
+    smi = ("dcmi module" in text or "npu-smi" in text) and "ret is" in text
+    if tn is None and oom is None and hrec is None and not smi:
+        return None
+    if tn is not None and tn.kind == "hint" and tn.text == "":
+        return None
+    ev = Event(kind="console", text=text.strip(), file=source.display, line=lineno, end_line=lineno, origin=source.origin,
+               worker_pid=ppid, rank=prank, worker=worker, codes=find_codes(text), oom=oom)
+    if hrec is not None:
+        ev.hccl.append(hrec)
+    if tn is not None:
+        if tn.kind in ("call", "aclnn", "async_inner", "device_fault"):
+            ev.opens_report = True
+        if tn.kind == "banner":
+            ev.has_banner = True
+            ev.pid = tn.pid
+            ev.device = tn.device
+            ev.rank = tn.rank if tn.rank is not None else prank
+            ev.ts = tn.ts + ".000.000" if tn.ts else None
+            ev.level = "ERROR"
+        elif tn.kind in ("watchdog", "watchdog_exit"):
+            ev.rank = tn.rank
+        if tn.operator:
+            ev.operator = tn.operator
+        if tn.kind == "call" and tn.call_kind in ("HCCL",) and tn.code is not None:
+            ev.codes = [c for c in ev.codes if not (c.family == "acl" and c.value == tn.code)]
+    if oom is not None and oom.device is not None:
+        ev.device = oom.device
+    ev.evidence.append((lineno, text.strip()))
+    return ev
+
+
+def strip_message_source(text: str) -> str:
+    return strip_source(text)

@@ -1,0 +1,261 @@
+"""What to read: files, directories, archives and stdin, and what had to be skipped.
+
+A directory is walked depth-first in name order, following symlinks but never twice
+into the same directory (a symlink loop is skipped and reported), and never opening
+anything that is not a regular file (a fifo or device could block or change state).
+``.gz`` files are read through gzip, tar archives (``.tar``, ``.tar.gz``, ``.tgz``)
+member by member in streaming mode; nothing is unpacked to disk.
+"""
+from __future__ import annotations
+
+import io
+import os
+import stat
+import sys
+import tarfile
+import zlib
+from dataclasses import dataclass, field
+from typing import BinaryIO, Callable, Iterator, List, Optional, Tuple
+
+from ..parsers.plog import device_of_dir, log_class_of_path, parse_plog_file_name
+
+_MAX_SKIPPED_KEPT = 200
+_TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
+
+
+@dataclass
+class Source:
+    """One stream of text to triage, and what its path says about it."""
+
+    display: str  # path shown in evidence
+    open: Callable[[], BinaryIO]
+    origin: str  # the tree it belongs to (a host's log root, or the file itself)
+    pid: Optional[int] = None  # from plog-<pid>_*.log / device-<pid>_*.log
+    device: Optional[int] = None  # from a device-<N> directory
+    log_class: Optional[str] = None  # debug | run | security
+    kind_hint: Optional[str] = None  # plog | device | console
+
+
+@dataclass
+class Skipped:
+    path: str
+    reason: str
+
+
+@dataclass
+class Walk:
+    sources: List[Source] = field(default_factory=list)
+    skipped: List[Skipped] = field(default_factory=list)
+    skipped_count: int = 0
+
+    def skip(self, path: str, reason: str) -> None:
+        self.skipped_count += 1
+        if len(self.skipped) < _MAX_SKIPPED_KEPT:
+            self.skipped.append(Skipped(path, reason))
+
+
+class InputError(Exception):
+    """A path given on the command line cannot be used at all (one line)."""
+
+
+def describe(path: str, parts: Tuple[str, ...], name: str) -> Tuple[Optional[int], Optional[int], Optional[str], Optional[str], str]:
+    """(pid, device, log class, kind, origin) read from a log path's shape."""
+    fname = parse_plog_file_name(name)
+    pid = fname.pid if fname else None
+    device = None
+    for part in parts[:-1]:
+        d = device_of_dir(part)
+        if d is not None:
+            device = d
+    log_class = log_class_of_path(parts)
+    kind = None
+    if fname is not None:
+        kind = "plog" if fname.kind == "plog" else "device"
+    origin = path
+    if log_class is not None:
+        idx = max(i for i, p in enumerate(parts[:-1]) if p == log_class)
+        origin = "/".join(parts[:idx]) or "/"
+    elif fname is not None and len(parts) > 1:
+        origin = "/".join(parts[:-2]) or "/"  # a bare plog/ directory: its parent is the tree
+    return pid, device, log_class, kind, origin
+
+
+def walk_inputs(paths: List[str], stdin: Optional[BinaryIO] = None) -> Walk:
+    """Sources for the given paths (``-`` is stdin). Raises InputError for a path that does not exist."""
+    walk = Walk()
+    seen_files = set()
+    for path in paths:
+        if path == "-":
+            stream = stdin if stdin is not None else sys.stdin.buffer
+            walk.sources.append(Source("<stdin>", _once(stream), origin="<stdin>", kind_hint="console"))
+            continue
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            if os.path.islink(path):
+                raise InputError(f"{path}: broken symbolic link") from None
+            raise InputError(f"{path}: no such file or directory") from None
+        except PermissionError:
+            raise InputError(f"{path}: permission denied") from None
+        except OSError as exc:
+            raise InputError(f"{path}: {exc.strerror or exc}") from None
+        if stat.S_ISDIR(st.st_mode):
+            _walk_dir(path, walk, seen_files, set())
+        else:
+            _add_file(path, st, walk, seen_files)
+    return walk
+
+
+def _walk_dir(top: str, walk: Walk, seen_files: set, seen_dirs: set) -> None:
+    stack = [top]
+    while stack:
+        d = stack.pop()
+        try:
+            st = os.stat(d)
+        except OSError as exc:
+            walk.skip(d, _reason(exc))
+            continue
+        key = (st.st_dev, st.st_ino)
+        if key in seen_dirs:
+            walk.skip(d, "symlink loop (directory already read)")
+            continue
+        seen_dirs.add(key)
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError as exc:
+            walk.skip(d, _reason(exc))
+            continue
+        subdirs = []
+        for entry in entries:
+            try:
+                est = entry.stat(follow_symlinks=True)
+            except OSError as exc:
+                walk.skip(entry.path, "broken symbolic link" if entry.is_symlink() else _reason(exc))
+                continue
+            if stat.S_ISDIR(est.st_mode):
+                subdirs.append(entry.path)
+            else:
+                _add_file(entry.path, est, walk, seen_files)
+        stack.extend(reversed(subdirs))
+
+
+def _add_file(path: str, st: os.stat_result, walk: Walk, seen_files: set) -> None:
+    if not stat.S_ISREG(st.st_mode):
+        walk.skip(path, "not a regular file")
+        return
+    key = (st.st_dev, st.st_ino)
+    if key in seen_files:
+        return  # the same file reached twice through links
+    seen_files.add(key)
+    if not os.access(path, os.R_OK):
+        walk.skip(path, "permission denied")
+        return
+    parts = tuple(p for p in path.replace(os.sep, "/").split("/") if p not in ("", "."))
+    name = parts[-1] if parts else path
+    lower = name.lower()
+    if lower.endswith(_TAR_SUFFIXES):
+        walk.sources.append(Source(path, _plain(path), origin=path, kind_hint="tar"))
+        return
+    opener = _gz(path) if lower.endswith(".gz") else _plain(path)
+    if lower.endswith(".gz"):
+        name = name[:-3]
+        parts = parts[:-1] + (name,)
+    pid, device, log_class, kind, origin = describe(path, parts, name)
+    walk.sources.append(Source(path, opener, origin=origin, pid=pid, device=device, log_class=log_class, kind_hint=kind))
+
+
+def tar_members(src: Source, walk: Walk) -> Iterator[Tuple[Source, BinaryIO]]:
+    """Each regular member of a tar archive as a source with its open stream, in archive order."""
+    try:
+        fh = src.open()
+        tf = tarfile.open(fileobj=fh, mode="r|*")
+    except (OSError, tarfile.TarError, EOFError) as exc:
+        walk.skip(src.display, f"not a readable archive ({exc})")
+        return
+    try:
+        for member in tf:
+            if not member.isreg():
+                continue
+            inner = tf.extractfile(member)
+            if inner is None:
+                continue
+            name = member.name.rsplit("/", 1)[-1]
+            stream: BinaryIO = inner
+            if name.lower().endswith(".gz"):
+                stream = GzipStream(inner)  # type: ignore[assignment]
+                name = name[:-3]
+            parts = tuple(p for p in (src.display + "!/" + member.name).split("/") if p not in ("", "."))
+            parts = parts[:-1] + (name,)
+            pid, device, log_class, kind, origin = describe(src.display + "!/" + member.name, parts, name)
+            yield Source(src.display + "!/" + member.name, _once(stream), origin=origin, pid=pid, device=device,
+                         log_class=log_class, kind_hint=kind), stream
+    except (OSError, tarfile.TarError, EOFError) as exc:
+        walk.skip(src.display, f"archive ends early ({exc})")
+    finally:
+        tf.close()
+
+
+def _reason(exc: OSError) -> str:
+    if isinstance(exc, PermissionError):
+        return "permission denied"
+    if getattr(exc, "errno", None) == 40:  # ELOOP
+        return "symlink loop"
+    return exc.strerror or str(exc)
+
+
+def _plain(path: str) -> Callable[[], BinaryIO]:
+    return lambda: open(path, "rb")
+
+
+def _gz(path: str) -> Callable[[], BinaryIO]:
+    return lambda: GzipStream(open(path, "rb"))  # type: ignore[return-value]
+
+
+class GzipStream(io.RawIOBase):
+    """gzip decompression that hands out everything up to a cut-off end (``gzip`` raises
+    and drops the last block instead); ``truncated`` tells afterwards."""
+
+    def __init__(self, raw: BinaryIO, chunk: int = 1 << 16) -> None:
+        self._raw = raw
+        self._chunk = chunk
+        self._z = zlib.decompressobj(wbits=47)  # gzip or zlib header
+        self._buf = b""
+        self._eof = False
+        self.truncated = False
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:  # type: ignore[override]
+        want = n if n is not None and n >= 0 else 1 << 62
+        while len(self._buf) < want and not self._eof:
+            data = self._raw.read(self._chunk)
+            if not data:
+                self._eof = True
+                if not self._z.eof:
+                    self.truncated = True
+                self._buf += self._z.flush()
+                break
+            try:
+                self._buf += self._z.decompress(data)
+            except zlib.error:
+                self._eof = True
+                self.truncated = True
+                break
+            while self._z.eof and self._z.unused_data:  # concatenated gzip members
+                rest = self._z.unused_data
+                self._z = zlib.decompressobj(wbits=47)
+                self._buf += self._z.decompress(rest)
+        out, self._buf = self._buf[:want], self._buf[want:]
+        return out
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+def _once(stream: BinaryIO) -> Callable[[], BinaryIO]:
+    return lambda: stream
+
+
+__all__ = ["Source", "Skipped", "Walk", "InputError", "walk_inputs", "tar_members", "GzipStream"]
