@@ -80,19 +80,27 @@ def driver_compat(ctx: Context) -> Result:
     drv = ctx.facts.driver()
     if active is None or active.info is None or not drv.ok:
         return skip("needs the toolkit install record and the driver version.info")
-    fam = drv.value.family
-    accepted = active.info.compatible_families
-    if not fam or not accepted:
+    drv_fam, cann_fam = drv.value.family, active.info.family
+    # The toolkit's install info lists the driver families it accepts; newer toolkits
+    # (9.x) no longer write that list, and then the driver's own list of accepted CANN
+    # families is the only statement the host makes.
+    if drv_fam and active.info.compatible_families:
+        accepted, subject, judged = active.info.compatible_families, drv_fam, f"compatible_version in {active.info_path}"
+        wanted = f"a driver of family {', '.join(accepted)}"
+    elif cann_fam and drv.value.compatible_families:
+        accepted, subject, judged = drv.value.compatible_families, cann_fam, f"compatible_version in {drv.path}"
+        wanted = f"a CANN of family {', '.join(accepted)} (the driver's list)"
+    else:
         return skip("no inner-version families recorded to compare")
     evidence = Evidence(
-        found=f"driver {drv.value.version} ({drv.value.inner_version})",
-        required=f"a driver of family {', '.join(accepted)}",
-        source=f"compatible_version in {active.info_path}",
+        found=f"driver {drv.value.version} ({drv.value.inner_version}), CANN {active.info.version} ({active.info.inner_version})",
+        required=wanted,
+        source=judged,
     )
-    if fam in accepted:
-        return ok(f"CANN {active.info.version} accepts driver family {fam}", evidence=evidence)
+    if subject in accepted:
+        return ok(f"CANN {active.info.version} and driver {drv.value.version} accept each other ({subject})", evidence=evidence)
     return fail(
-        f"CANN {active.info.version} does not accept driver {drv.value.version} (family {fam}); it needs {', '.join(accepted)}",
+        f"CANN {active.info.version} and driver {drv.value.version} do not match: {subject} is not in {', '.join(accepted)}",
         evidence=evidence,
         fix=Fix(
             "Upgrade the driver and firmware to an HDK release that this CANN supports (driver first, then firmware, "

@@ -44,9 +44,11 @@ def build_sim(scenario: str) -> Tuple[Path, Path]:
         raise UsageError("--sim needs the runtime_sim package, which is not installed") from None
     tmp = Path(tempfile.mkdtemp(prefix=f"ascend-sim-{scenario}-"))
     atexit.register(shutil.rmtree, tmp, True)
+    from runtime_sim.host import BuildError
+
     try:
         built = runtime_sim.build(scenario, tmp)
-    except (KeyError, ValueError, LookupError) as exc:
+    except (BuildError, KeyError, ValueError, LookupError) as exc:
         raise UsageError(f"--sim {scenario}: {str(exc).strip(chr(39))}") from None
     return Path(built.root), Path(built.env_file)
 
