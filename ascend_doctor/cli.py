@@ -113,6 +113,18 @@ def triage(
     _call(run_triage, paths, "json" if json_out else fmt)
 
 
+@app.command(context_settings={"ignore_unknown_options": True})
+def explain(
+    query: List[str] = typer.Argument(..., help="An error code (507035, EZ9999, ERR00100, 0x26, -8005, hccl:7) or a pasted error line; - reads a pasted block from stdin.", metavar="CODE|TEXT"),
+    json_out: bool = JSON_OPT,
+    fmt: str = FORMAT_OPT,
+) -> None:
+    """Explain an error code or a pasted error: meaning, likely cause, checks to run, fix."""
+    from .commands.explain import run_explain
+
+    _call(run_explain, " ".join(query), "json" if json_out else fmt)
+
+
 @app.command(context_settings={"allow_interspersed_args": True})
 def opcheck(
     target: str = typer.Argument(..., help="An op manifest to check, `record` to make one, or `versions`.", metavar="MANIFEST|record|versions"),
@@ -125,6 +137,9 @@ def opcheck(
     output: Optional[str] = typer.Option(None, "-o", "--output", help="record: manifest file (default: <script>.ops.json).", metavar="OPS.json"),
     mode: str = typer.Option("eager", "--mode", help="record: eager (real CPU tensors) | fake (no memory: FakeTensor) | meta (meta device)."),
     timeout: float = typer.Option(3600.0, "--timeout", help="record: stop the program after this many seconds.", metavar="SECONDS"),
+    replay: Optional[Path] = typer.Option(None, "--replay", help="Also run the ops on a simulated NPU at --to and write its logs (plog, console.log) to DIR.", metavar="DIR"),
+    cann: Optional[str] = typer.Option(None, "--cann", help="--replay: CANN of the simulated host (default: the one paired with --to).", metavar="V"),
+    soc: Optional[str] = typer.Option(None, "--soc", help="--replay: chip of the simulated host (default Ascend910B2).", metavar="SOC"),
     json_out: bool = JSON_OPT,
     fmt: str = FORMAT_OPT,
 ) -> None:
@@ -132,7 +147,33 @@ def opcheck(
     from .commands.opcheck import run_command
 
     _call(run_command, target, program, from_v=from_v, to_v=to_v, fail_on=fail_on, show_all=show_all, python=python,
-          output=output, mode=mode, timeout=timeout, fmt=fmt, json_flag=json_out)
+          output=output, mode=mode, timeout=timeout, fmt=fmt, json_flag=json_out, replay_dir=replay, cann=cann, soc=soc)
+
+
+@app.command()
+def compat(
+    cann: Optional[str] = typer.Option(None, "--cann", help="CANN version, e.g. 8.0.RC1, 8.5.0.", metavar="V"),
+    driver: Optional[str] = typer.Option(None, "--driver", help="NPU driver (HDK) version, e.g. 24.1.rc2.", metavar="V"),
+    firmware: Optional[str] = typer.Option(None, "--firmware", help="NPU firmware version, e.g. 7.3.0.1.231.", metavar="V"),
+    torch: Optional[str] = typer.Option(None, "--torch", help="PyTorch version, e.g. 2.4.0.", metavar="V"),
+    torch_npu: Optional[str] = typer.Option(None, "--torch-npu", help="torch_npu wheel version, e.g. 2.4.0.post2.", metavar="V"),
+    python: Optional[str] = typer.Option(None, "--python", help="Python version, e.g. 3.10.", metavar="V"),
+    chip: Optional[str] = typer.Option(None, "--chip", help="Chip or product, e.g. 910B3, A3, 310P3, 'Atlas 350'.", metavar="C"),
+    suggest: bool = typer.Option(False, "--suggest", help="List the complete supported stacks for what is given, newest first."),
+    upgrade: bool = typer.Option(False, "--upgrade", help="Plan the moves from the host's stack to one with the given versions."),
+    prerelease: bool = typer.Option(False, "--prerelease", help="--suggest: also list pre-release builds."),
+    root: Optional[Path] = ROOT_OPT,
+    env_file: Optional[Path] = ENV_FILE_OPT,
+    sim: Optional[str] = typer.Option(None, "--sim", help="Read a bundled simulated host (python -m runtime_sim list).", metavar="SCENARIO"),
+    json_out: bool = JSON_OPT,
+    fmt: str = FORMAT_OPT,
+) -> None:
+    """Judge driver, firmware, CANN, torch, torch_npu and Python against the version tables (no flags: this host)."""
+    from .commands.compat import run_compat
+
+    _call(run_compat, cann=cann, driver=driver, firmware=firmware, torch=torch, torch_npu=torch_npu, python=python,
+          chip=chip, suggest=suggest, upgrade=upgrade, prerelease=prerelease, root=root, env_file=env_file, sim=sim,
+          fmt=fmt, json_flag=json_out)
 
 
 def main() -> None:
