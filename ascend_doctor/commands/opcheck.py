@@ -1,0 +1,276 @@
+"""`ascend-doctor opcheck`: record a model's ops on CPU, then judge them on two torch_npu versions.
+
+    ascend-doctor opcheck record [-o OPS.json] [--mode eager|fake|meta] -- python script.py [args]
+    ascend-doctor opcheck OPS.json [--from V] --to V [--json | --format md] [--fail-on unsupported|fallback|change]
+
+Exit codes: record 0 / 1 (the program failed; a partial manifest is still written) /
+2 usage / 3 torch missing; check 0 / 1 (per --fail-on: an op used fails on the target by
+default) / 2 usage (bad manifest, unknown version).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import List, Optional, Sequence, Union
+
+from ..errors import UsageError
+from .common import output_format
+
+RECORD_TIMEOUT = 3600.0
+_PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)*)?(\.exe)?$")
+
+
+def _package_root() -> str:
+    import ascend_doctor
+
+    return str(Path(ascend_doctor.__file__).resolve().parent.parent)
+
+
+def _split_program(argv: Sequence[str]) -> tuple:
+    """['python', 'x.py', ...] / ['x.py', ...] / ['python3', '-m', 'pkg'] -> (interpreter, program argv)."""
+    args = list(argv)
+    if args and args[0] == "--":
+        args = args[1:]
+    if not args:
+        raise UsageError("opcheck record: give the program after --, e.g. `opcheck record -- python train.py`")
+    first = args[0]
+    if _PYTHON_NAME.match(os.path.basename(first)):
+        interp = shutil.which(first) if os.sep not in first else first
+        if not interp or not os.path.exists(interp):
+            raise UsageError(f"opcheck record: {first}: interpreter not found")
+        rest = args[1:]
+    elif first.endswith(".py") or first in ("-m", "-c"):
+        interp, rest = sys.executable, args
+    else:
+        raise UsageError(f"opcheck record: {first}: expected `python SCRIPT.py ...`, `SCRIPT.py ...` or `python -m MODULE ...`")
+    if not rest:
+        raise UsageError("opcheck record: the interpreter needs a script, -m MODULE or -c CODE")
+    if rest[0] not in ("-m", "-c"):
+        if rest[0].startswith("-"):
+            raise UsageError(f"opcheck record: interpreter option {rest[0]} is not supported; give SCRIPT.py, -m or -c")
+        if not os.path.isfile(rest[0]):
+            raise UsageError(f"opcheck record: {rest[0]}: no such file")
+    elif len(rest) < 2:
+        raise UsageError(f"opcheck record: {rest[0]} needs an argument")
+    return interp, rest
+
+
+def _default_output(program: List[str]) -> str:
+    if program[0] == "-m":
+        stem = program[1].replace(".", "_")
+    elif program[0] == "-c":
+        stem = "program"
+    else:
+        stem = Path(program[0]).stem
+    return f"{stem}.ops.json"
+
+
+def run_record(
+    argv: Sequence[str],
+    output: Optional[Union[str, Path]] = None,
+    mode: str = "eager",
+    timeout: float = RECORD_TIMEOUT,
+    composite: bool = True,
+    json_flag: bool = False,
+) -> int:
+    """Record the aten ops of ``argv`` (a Python program) into an op manifest."""
+    if mode not in ("eager", "fake", "meta"):
+        raise UsageError(f"--mode {mode}: choose eager, fake or meta")
+    if not 0 < timeout <= 7 * 24 * 3600:
+        raise UsageError("--timeout must be a positive number of seconds")
+    interp, program = _split_program(argv)
+    out = str(output) if output else _default_output(program)
+    out_dir = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(out_dir):
+        raise UsageError(f"-o {out}: directory {out_dir} does not exist")
+    cmd = [interp, "-m", "ascend_doctor.opcheck.runner", "--output", out, "--mode", mode,
+           "--display", json.dumps(list(argv)[1:] if argv and argv[0] == "--" else list(argv))]
+    if not composite:
+        cmd.append("--no-composite")
+    cmd += ["--"] + program
+    env = dict(os.environ)
+    # The child interpreter may not have ascend-doctor installed: let it find this copy.
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (_package_root(), env.get("PYTHONPATH", "")) if p)
+    # With --json, stdout carries only our summary: the program's own output goes to stderr.
+    proc = subprocess.Popen(cmd, env=env, stdin=None, stdout=sys.stderr.fileno() if json_flag else None,
+                            start_new_session=True)
+    try:
+        rc = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill(proc)
+        sys.stderr.write(f"ascend-doctor: opcheck record: the program ran longer than {timeout:.0f} s and was stopped\n")
+        return 1
+    except KeyboardInterrupt:
+        _kill(proc)
+        raise
+    if rc == 3:
+        raise UsageError(f"opcheck record: torch is not installed for {interp} (pip install 'ascend-doctor[torch]')")
+    if rc == 2:
+        raise UsageError("opcheck record: the recorder rejected the program arguments (see above)")
+    if not os.path.exists(out):
+        sys.stderr.write(f"ascend-doctor: opcheck record: no manifest written (recorder exit status {rc})\n")
+        return 1
+    from ..opcheck.manifest import ManifestError, load
+
+    try:
+        m = load(out)
+    except ManifestError as exc:
+        sys.stderr.write(f"ascend-doctor: opcheck record: {exc}\n")
+        return 1
+    rec = m.recorded
+    done = "recorded" if rec.get("complete", True) else "recorded (incomplete: the program failed)"
+    summary = f"{done} {len(m.ops)} ops, {m.total_calls} calls in {rec.get('seconds', 0):.1f} s [{rec.get('mode')}] -> {out}"
+    if json_flag:
+        sys.stdout.write(json.dumps({"schema": 1, "manifest": out, "ops": len(m.ops), "calls": m.total_calls,
+                                     "recorded": rec}, indent=2) + "\n")
+    sys.stderr.write(f"ascend-doctor: opcheck {summary}\n")
+    return 0 if rc == 0 else 1
+
+
+def _kill(proc: "subprocess.Popen[bytes]") -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:  # pragma: no cover
+        pass
+
+
+def host_torch_npu(python: Optional[str] = None, root: Optional[Path] = None,
+                   env_file: Optional[Path] = None, sim: Optional[str] = None) -> str:
+    """torch_npu version of the target Python, via the fact gatherer `check` uses."""
+    from ..facts import Facts
+    from .common import make_host
+
+    facts = Facts(make_host(root, env_file, sim), python=python)
+    stack = facts.python_stack()
+    version = stack.version_of("torch_npu")
+    if not version:
+        where = stack.interpreter or "the target Python"
+        why = f" ({stack.error})" if stack.error else ""
+        raise UsageError(f"--from not given and no torch_npu found in {where}{why}; pass --from VERSION")
+    return version
+
+
+def run_opcheck(
+    manifest: Union[str, Path],
+    from_v: Optional[str],
+    to_v: Optional[str],
+    fmt: str = "text",
+    json_flag: bool = False,
+    fail_on: str = "unsupported",
+    show_all: bool = False,
+    python: Optional[str] = None,
+    root: Optional[Path] = None,
+    env_file: Optional[Path] = None,
+    sim: Optional[str] = None,
+    replay_dir: Optional[Union[str, Path]] = None,
+    cann: Optional[str] = None,
+    soc: Optional[str] = None,
+) -> int:
+    """Judge a manifest's ops on ``from_v`` and ``to_v``; print the report; exit per ``fail_on``.
+
+    ``replay_dir``: also run the ops on runtime_sim's simulated NPU at ``to_v`` (with CANN
+    ``cann``, default its pair; chip ``soc``) and write the logs there.
+    """
+    from compat_matrix.op_support import UnknownVersionError
+
+    from ..opcheck import render
+    from ..opcheck.check import check
+    from ..opcheck.diff import FAIL_ON
+    from ..opcheck.manifest import ManifestError, load
+
+    fmt = output_format(fmt, json_flag)
+    if fail_on not in FAIL_ON:
+        raise UsageError(f"--fail-on {fail_on}: choose one of {', '.join(FAIL_ON)}")
+    if not to_v:
+        raise UsageError("opcheck: --to VERSION is required (a torch_npu wheel such as 2.7.1.post8, a release line such as 26.1.0, or a CANN version such as 9.1.0)")
+    try:
+        m = load(manifest)
+    except ManifestError as exc:
+        raise UsageError(str(exc)) from None
+    if from_v is None:
+        from_v = host_torch_npu(python, root, env_file, sim)
+    if (cann or soc) and not replay_dir:
+        raise UsageError("--cann and --soc choose the simulated host of --replay DIR")
+    try:
+        report = check(m, from_v, to_v)
+    except UnknownVersionError as exc:
+        raise UsageError(str(exc)) from None
+    replayed = None
+    if replay_dir:
+        from ..opcheck.replay import DEFAULT_SOC, ReplayError, replay, summary_lines
+
+        try:
+            replayed = replay(m, to_v, Path(replay_dir), cann=cann, soc=soc or DEFAULT_SOC)
+        except ReplayError as exc:
+            raise UsageError(f"--replay: {exc}") from None
+        except ValueError as exc:  # a CANN version the simulator cannot take
+            raise UsageError(f"--cann {cann}: {exc}") from None
+    if fmt == "json":
+        doc = report.to_json()
+        if replayed is not None:
+            doc["replay"] = replayed.to_json()
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        text = render.to_markdown(report, show_all=show_all) if fmt == "md" else render.to_text(report, show_all=show_all)
+        if replayed is not None:
+            lines = summary_lines(replayed)
+            text += "\n" + ("\n".join(["## Replay", "", "```"] + lines + ["```"]) if fmt == "md" else "\n".join(lines)) + "\n"
+        sys.stdout.write(text)
+    code = report.exit_code(fail_on)
+    if replayed is not None and replayed.failed:
+        code = max(code, 1)
+    return code
+
+
+def run_versions(json_flag: bool = False) -> int:
+    """List the torch_npu releases the op data covers (for --from/--to)."""
+    from compat_matrix import op_support
+
+    rels = op_support.releases()
+    if json_flag:
+        sys.stdout.write(json.dumps({"schema": 1, "releases": [dict(r.to_json(), counts=dict(r.counts)) for r in rels]}, indent=2) + "\n")
+        return 0
+    sys.stdout.write(f"{'branch':<16} {'release':<8} {'torch':<6} {'wheel':<14} {'CANN':<9} ops\n")
+    for r in rels:
+        sys.stdout.write(f"{r.branch:<16} {r.release:<8} {r.torch:<6} {r.wheel:<14} {r.cann:<9} {r.counts.get('total', '')}\n")
+    return 0
+
+
+def run_command(
+    target: str,
+    program: Optional[Sequence[str]] = None,
+    from_v: Optional[str] = None,
+    to_v: Optional[str] = None,
+    fail_on: str = "unsupported",
+    show_all: bool = False,
+    python: Optional[str] = None,
+    output: Optional[Union[str, Path]] = None,
+    mode: str = "eager",
+    timeout: float = RECORD_TIMEOUT,
+    fmt: str = "text",
+    json_flag: bool = False,
+    replay_dir: Optional[Union[str, Path]] = None,
+    cann: Optional[str] = None,
+    soc: Optional[str] = None,
+) -> int:
+    """The CLI's `opcheck TARGET ...`: TARGET is `record`, `versions` or a manifest path."""
+    if target == "record":
+        if from_v or to_v:
+            raise UsageError("opcheck record takes no --from/--to: check the manifest afterwards")
+        return run_record(program or [], output=output, mode=mode, timeout=timeout, json_flag=json_flag)
+    if program:
+        raise UsageError(f"opcheck: unexpected arguments after the manifest: {' '.join(program)}")
+    if target == "versions":
+        return run_versions(json_flag=json_flag)
+    return run_opcheck(target, from_v, to_v, fmt=fmt, json_flag=json_flag, fail_on=fail_on, show_all=show_all,
+                       python=python, replay_dir=replay_dir, cann=cann, soc=soc)
