@@ -1,0 +1,293 @@
+"""``ascend-doctor explain CODE|TEXT``: what an error code or a pasted error means and what to do.
+
+A single code in any spelling (``507035``, ``EZ9999``, ``ERR00100``, ``0x26``,
+``0x7020014``, ``-8005``, ``hccl:7``, a symbolic name) is decoded from the tables and
+tied to the knowledge-base entries that name it; anything else is treated as pasted
+text (one line or a whole block, ``-`` reads it from stdin) and matched against the
+entries, with every code found in it decoded as well.
+
+Exit codes: 0 explained, 1 not in the knowledge base, 2 usage error (empty input, bad
+format), 3 the knowledge base itself could not be loaded.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Dict, List, Optional, TextIO
+
+FORMATS = ("text", "json", "md")
+MAX_MATCHES = 5
+MAX_QUERY = 1 << 20  # a pasted block longer than 1 MiB is cut; explain is for excerpts
+
+
+def run_explain(
+    query: str,
+    fmt: str = "text",
+    out: Optional[TextIO] = None,
+    err: Optional[TextIO] = None,
+    stdin: Optional[TextIO] = None,
+    base: Any = None,
+) -> int:
+    """Explain ``query`` and print the result in ``fmt`` (text, json or md); returns the exit code."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    if fmt not in FORMATS:
+        err.write(f"ascend-doctor explain: --format {fmt}: choose one of {', '.join(FORMATS)}\n")
+        return 2
+    if query is not None and query.strip() == "-":
+        query = (stdin or sys.stdin).read(MAX_QUERY)
+    query = (query or "").strip()
+    if not query:
+        err.write(
+            "ascend-doctor explain: give an error code (507035, EZ9999, ERR00100, 0x26, -8005, hccl:7) "
+            "or paste an error line; - reads it from stdin\n"
+        )
+        return 2
+    query = query[:MAX_QUERY]
+    if base is None:
+        from ascend_doctor import kb
+
+        try:
+            base = kb.load()
+        except kb.KBError as exc:
+            err.write(f"ascend-doctor explain: the knowledge base is broken: {exc}\n")
+            return 3
+    result = explain(base, query)
+    if fmt == "json":
+        out.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    elif fmt == "md":
+        out.write(render_md(result))
+    else:
+        render_text(result, out)
+    if not result["found"]:
+        err.write(f"ascend-doctor explain: {result['not_found']}\n")
+        return 1
+    return 0
+
+
+# ------------------------------------------------------------------ analysis
+def is_code_query(query: str) -> bool:
+    from ascend_doctor.kb.codes import canonical_keys
+
+    if "\n" in query or len(query) > 64 or len(query.split()) > 2:
+        return False
+    return bool(canonical_keys(query))
+
+
+def explain(base: Any, query: str) -> Dict[str, Any]:
+    """The explanation as plain data (the JSON output; the renderers read it too)."""
+    from ascend_doctor import __version__
+
+    result: Dict[str, Any] = {
+        "schema": 1,
+        "tool": {"name": "ascend-doctor", "version": __version__},
+        "query": query if len(query) <= 2000 else query[:2000] + "...",
+        "kind": "code" if is_code_query(query) else "text",
+        "found": False,
+        "codes": [],
+        "matches": [],
+        "not_found": None,
+    }
+    if result["kind"] == "code":
+        _explain_code(base, query, result)
+    else:
+        _explain_text(base, query, result)
+    result["found"] = bool(result["codes"] or result["matches"])
+    if not result["found"]:
+        result["not_found"] = _not_found_message(base, query, result["kind"])
+    return result
+
+
+def _code_json(base: Any, info: Any) -> Dict[str, Any]:
+    data = info.to_json()
+    chain = []
+    seen = {info.key}
+    target = info.maps_to
+    while target and target not in seen and len(chain) < 3:  # ts -> runtime-internal -> public
+        seen.add(target)
+        mapped = base.lookup_codes(target)
+        if not mapped:
+            break
+        chain.append({"key": mapped[0].key, "code": mapped[0].code, "name": mapped[0].name, "meaning": mapped[0].meaning})
+        target = mapped[0].maps_to
+    if chain:
+        data["reported_as"] = chain
+    return data
+
+
+def _entry_keys(info_json: Dict[str, Any]) -> List[str]:
+    return [info_json["key"]] + [c["key"] for c in info_json.get("reported_as", [])]
+
+
+def _explain_code(base: Any, query: str, result: Dict[str, Any]) -> None:
+    infos = base.lookup_codes(query)
+    if len({i.key for i in infos}) > 1:
+        result["ambiguous"] = True  # a bare small number: HcclResult and drvError_t both fit
+    seen_entries: List[str] = []
+    for info in infos:
+        data = _code_json(base, info)
+        result["codes"].append(data)
+        for key in _entry_keys(data):
+            for entry in base.entries_for_code(key):
+                if entry.id not in seen_entries:
+                    seen_entries.append(entry.id)
+                    result["matches"].append(_entry_json(base, entry, None))
+
+
+def _explain_text(base: Any, query: str, result: Dict[str, Any]) -> None:
+    matches = base.match(query)
+    for match in matches[:MAX_MATCHES]:
+        result["matches"].append(_entry_json(base, match.entry, match))
+    seen = set()
+    for info in base.codes_in(query):
+        if info.key in seen:
+            continue
+        seen.add(info.key)
+        result["codes"].append(_code_json(base, info))
+    if not matches:  # codes but no entry: offer the entries those codes are tied to
+        ids: List[str] = []
+        for data in result["codes"]:
+            for key in _entry_keys(data):
+                for entry in base.entries_for_code(key):
+                    if entry.id not in ids:
+                        ids.append(entry.id)
+                        result["matches"].append(_entry_json(base, entry, None))
+
+
+def _entry_json(base: Any, entry: Any, match: Any) -> Dict[str, Any]:
+    data = match.to_json() if match is not None else entry.to_json()
+    data["upstream"] = [{"id": e.id, "title": e.title, "category": e.category} for e in base.causes_of(entry.id)]
+    data["downstream"] = [{"id": e.id, "title": e.title, "category": e.category} for e in base.effects_of(entry.id)]
+    if entry.checks:
+        data["check_command"] = "ascend-doctor check " + " ".join(f"--only {c}" for c in entry.checks)
+    return data
+
+
+def _not_found_message(base: Any, query: str, kind: str) -> str:
+    hint = (
+        "paste the whole error block (the lines around the code) into `ascend-doctor explain -`, "
+        "or run `ascend-doctor triage ~/ascend/log` on the plog directory"
+    )
+    if kind == "code":
+        shown = query.strip()
+        found = base.ecode_prefix(shown) if shown[:1].upper() in "EW" and len(shown) == 6 else None
+        if found:
+            component, advice = found
+            what = f" {advice.rstrip('.')}." if advice else ""
+            return f"{shown} is not in the knowledge base; by its prefix it comes from {component}.{what} Next: {hint}"
+        return f"{shown} is not in the knowledge base. Next: {hint}"
+    return f"no known error code or message in the text ({len(query)} characters). Next: {hint}"
+
+
+# ------------------------------------------------------------------ rendering
+def _label(name: str) -> str:
+    return f"  {name + ':':<10}"
+
+
+def render_text(result: Dict[str, Any], out: TextIO) -> None:
+    from ascend_doctor.report.console import escape, make_console
+
+    console = make_console(out)
+    if not result["found"]:
+        console.print(f"[yellow]Not in the knowledge base:[/yellow] {escape(result['query'][:200])}")
+        return
+    if result.get("ambiguous"):
+        console.print("[yellow]This number is ambiguous; each reading is shown. Write hccl:N or drv:N to choose.[/yellow]")
+    if result["kind"] == "code":
+        for code in result["codes"]:
+            _text_code(console, escape, code, show_advice=not result["matches"])
+        _text_matches(console, escape, result["matches"])
+    else:
+        _text_matches(console, escape, result["matches"])
+        if result["codes"]:
+            console.print("[bold]Codes in the text:[/bold]")
+            for code in result["codes"]:
+                via = "".join(f" -> {c['code']}" for c in code.get("reported_as", []))
+                console.print(f"  {escape(code['code'])}{escape(via)}  {escape(code['name'])}: {escape(code['meaning'])}")
+            console.print("")
+
+
+def _text_code(console: Any, escape: Any, code: Dict[str, Any], show_advice: bool) -> None:
+    console.print(f"[bold]{escape(code['code'])}[/bold]  {escape(code['name'])}  [dim]({escape(code['family_title'])})[/dim]")
+    console.print(_label("Meaning") + escape(code["meaning"]))
+    if code.get("class"):
+        console.print(_label("Class") + escape(code["class"]))
+    if code.get("component"):
+        console.print(_label("From") + escape(code["component"]))
+    if code.get("printed"):
+        console.print(_label("Template" if code["family"] == "cann" else "Printed") + escape(code["printed"]))
+    for step in code.get("reported_as", []):
+        console.print(_label("Becomes") + f"{escape(step['code'])} {escape(step['name'])}: {escape(step['meaning'])}")
+    if show_advice and code.get("advice"):
+        console.print(_label("To do") + escape(code["advice"]))
+    console.print("")
+
+
+def _text_matches(console: Any, escape: Any, matches: List[Dict[str, Any]]) -> None:
+    for i, m in enumerate(matches):
+        head = "Likely cause" if i == 0 else "Also possible"
+        role = "" if m["role"] == "cause" else f" [dim]({m['role']})[/dim]"
+        console.print(f"[bold]{head}:[/bold] {escape(m['title'])}  [cyan]{m['category']}[/cyan]{role}")
+        if i > 0:
+            console.print(f"  {escape(m['cause'])}")
+            continue
+        console.print(_label("Cause") + escape(m["cause"]))
+        console.print(_label("Why") + escape(m["explanation"]))
+        if m.get("captures"):
+            console.print(_label("Found") + escape(", ".join(f"{k}={v}" for k, v in m["captures"].items())))
+        if m["upstream"] and m["role"] != "cause":
+            console.print(_label("Look for") + escape("; ".join(u["title"] for u in m["upstream"][:6])))
+        if m.get("check_command"):
+            console.print(_label("Check") + escape(m["check_command"]))
+        console.print(_label("Fix") + escape(m["fix"]["text"]))
+        for cmd in m["fix"]["commands"]:
+            console.print(f"      $ {escape(cmd)}")
+        if m["fix"]["collect"]:
+            console.print("  Before asking for help, collect:")
+            for cmd in m["fix"]["collect"]:
+                console.print(f"      $ {escape(cmd)}")
+        for link in m["links"]:
+            console.print(_label("See") + escape(link))
+        console.print("")
+    if len(matches) > 1:
+        console.print("")
+
+
+def render_md(result: Dict[str, Any]) -> str:
+    lines: List[str] = []
+    if not result["found"]:
+        return "\n".join(["# Not in the knowledge base", "", f"`{result['query'][:200]}`", "", result["not_found"] or "", ""])
+    lines += ["# ascend-doctor explain", ""]
+    if result.get("ambiguous"):
+        lines += ["> This number is ambiguous; each reading is shown (write `hccl:N` or `drv:N`).", ""]
+    code_lines: List[str] = []
+    for code in result["codes"]:
+        code_lines += [f"## `{code['code']}` {code['name']}", "", f"*{code['family_title']}*", "", code["meaning"], ""]
+        if code.get("class"):
+            code_lines += [f"- Class: {code['class']}"]
+        if code.get("component"):
+            code_lines += [f"- From: {code['component']}"]
+        if code.get("printed"):
+            code_lines += [f"- {'Template' if code['family'] == 'cann' else 'Printed'}: `{code['printed']}`"]
+        for step in code.get("reported_as", []):
+            code_lines += [f"- Becomes `{step['code']}` {step['name']}: {step['meaning']}"]
+        code_lines += [""]
+    match_lines: List[str] = []
+    for i, m in enumerate(result["matches"]):
+        match_lines += [f"## {'Likely cause' if i == 0 else 'Also possible'}: {m['title']} ({m['category']})", ""]
+        match_lines += [f"**Cause:** {m['cause']}", ""]
+        if i:
+            continue
+        match_lines += [m["explanation"], ""]
+        if m["upstream"] and m["role"] != "cause":
+            match_lines += ["**Look for:** " + "; ".join(u["title"] for u in m["upstream"][:6]), ""]
+        if m.get("check_command"):
+            match_lines += [f"**Check:** `{m['check_command']}`", ""]
+        match_lines += [f"**Fix:** {m['fix']['text']}", ""]
+        if m["fix"]["commands"]:
+            match_lines += ["```sh"] + m["fix"]["commands"] + ["```", ""]
+        if m["fix"]["collect"]:
+            match_lines += ["Before asking for help, collect:", "", "```sh"] + m["fix"]["collect"] + ["```", ""]
+        match_lines += [f"- {link}" for link in m["links"]] + [""]
+    lines += code_lines + match_lines if result["kind"] == "code" else match_lines + code_lines
+    return "\n".join(lines)

@@ -1,0 +1,441 @@
+"""Read the YAML data files into Entries and CodeInfos, refusing malformed data.
+
+Every problem is raised as ``KBError("<file>: <entry id>: <what>")`` so a broken data
+file names itself. The YAML is read with libyaml's C loader when available.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+
+from ascend_doctor.kb.codes import canonical_keys, inner_key, ts_key
+from ascend_doctor.kb.conditions import CONDITIONS
+from ascend_doctor.kb.model import (
+    CHECK_IDS,
+    ROLES,
+    CodeInfo,
+    Entry,
+    Example,
+    Fix,
+    KBError,
+    Pattern,
+    Rule,
+)
+from ascend_doctor.kb.triggers import required_literal
+from ascend_doctor.model import CATEGORIES
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+_ID = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)+$")
+_ENTRY_KEYS = {
+    "id", "category", "role", "priority", "title", "cause", "explanation", "match", "checks",
+    "fix", "links", "causes", "caused_by", "examples", "counter_examples",
+}
+_MATCH_KEYS = {"codes", "patterns", "keywords", "modules", "unless", "generic_codes"}
+
+
+def read_yaml(path: Path) -> Any:
+    import yaml  # heavy; only when the KB is actually loaded
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        with open(path, "r", encoding="utf-8") as fh:
+            return yaml.load(fh, Loader=loader)
+    except OSError as exc:
+        raise KBError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise KBError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+
+
+def yaml_files(directory: Path) -> List[Path]:
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+
+
+# ------------------------------------------------------------------ entries
+def load_entries(data_dir: Path = DATA_DIR) -> List[Entry]:
+    entries: List[Entry] = []
+    seen: Dict[str, str] = {}
+    for path in yaml_files(data_dir / "rules"):
+        doc = read_yaml(path)
+        if not isinstance(doc, dict) or not isinstance(doc.get("entries"), list):
+            raise KBError(f"{path.name}: expected a mapping with an 'entries' list")
+        for raw in doc["entries"]:
+            entry = _entry(raw, path.name)
+            if entry.id in seen:
+                raise KBError(f"{path.name}: {entry.id}: duplicate id (also in {seen[entry.id]})")
+            seen[entry.id] = path.name
+            entries.append(entry)
+    return _close_edges(entries)
+
+
+def _entry(raw: Any, fname: str) -> Entry:
+    if not isinstance(raw, dict):
+        raise KBError(f"{fname}: every entry must be a mapping, got {type(raw).__name__}")
+    eid = raw.get("id")
+    where = f"{fname}: {eid}"
+    if not isinstance(eid, str) or not _ID.match(eid):
+        raise KBError(f"{fname}: entry id {eid!r} must look like 'area.name' (lowercase, dots)")
+    unknown = set(raw) - _ENTRY_KEYS
+    if unknown:
+        raise KBError(f"{where}: unknown keys {sorted(unknown)}")
+    for key in ("category", "title", "cause", "explanation"):
+        if not isinstance(raw.get(key), str) or not raw[key].strip():
+            raise KBError(f"{where}: '{key}' must be a non-empty string")
+    if raw["category"] not in CATEGORIES:
+        raise KBError(f"{where}: category {raw['category']!r} is not one of {', '.join(CATEGORIES)}")
+    role = raw.get("role", "cause")
+    if role not in ROLES:
+        raise KBError(f"{where}: role {role!r} is not one of {', '.join(ROLES)}")
+    checks = _str_list(raw.get("checks", []), where, "checks")
+    bad = [c for c in checks if c not in CHECK_IDS]
+    if bad:
+        raise KBError(f"{where}: unknown check ids {bad}")
+    fix_raw = raw.get("fix")
+    if not isinstance(fix_raw, dict) or not isinstance(fix_raw.get("text"), str):
+        raise KBError(f"{where}: 'fix' must be a mapping with 'text'")
+    fix = Fix(
+        text=" ".join(fix_raw["text"].split()),
+        commands=tuple(_str_list(fix_raw.get("commands", []), where, "fix.commands")),
+        collect=tuple(_str_list(fix_raw.get("collect", []), where, "fix.collect")),
+    )
+    examples = tuple(_example(x, where) for x in _list(raw.get("examples"), where, "examples"))
+    if not examples:
+        raise KBError(f"{where}: needs at least one real example with its source")
+    counter = tuple(_example(x, where) for x in _list(raw.get("counter_examples", []), where, "counter_examples"))
+    priority = raw.get("priority", 0)
+    if not isinstance(priority, int):
+        raise KBError(f"{where}: priority must be an integer")
+    return Entry(
+        id=eid,
+        category=raw["category"],
+        title=" ".join(raw["title"].split()),
+        cause=" ".join(raw["cause"].split()),
+        explanation=" ".join(raw["explanation"].split()),
+        checks=tuple(checks),
+        fix=fix,
+        links=tuple(_str_list(raw.get("links", []), where, "links")),
+        causes=tuple(_str_list(raw.get("causes", []), where, "causes")),
+        caused_by=tuple(_str_list(raw.get("caused_by", []), where, "caused_by")),
+        examples=examples,
+        rule=_rule(raw.get("match"), where),
+        role=role,
+        priority=priority,
+        counter_examples=counter,
+        source_file=fname,
+    )
+
+
+def _rule(raw: Any, where: str) -> Rule:
+    if not isinstance(raw, dict):
+        raise KBError(f"{where}: 'match' must be a mapping")
+    unknown = set(raw) - _MATCH_KEYS
+    if unknown:
+        raise KBError(f"{where}: unknown match keys {sorted(unknown)}")
+    codes: List[str] = []
+    for code in _list(raw.get("codes", []), where, "match.codes"):
+        keys = canonical_keys(str(code))
+        if len(keys) != 1:
+            raise KBError(f"{where}: match code {code!r} is not one unambiguous code (write hccl:N / drv:N)")
+        codes.append(keys[0])
+    patterns: List[Pattern] = []
+    for item in _list(raw.get("patterns", []), where, "match.patterns"):
+        if isinstance(item, str):
+            source, condition = item, None
+        elif isinstance(item, dict) and isinstance(item.get("regex"), str):
+            source, condition = item["regex"], item.get("condition")
+        else:
+            raise KBError(f"{where}: a pattern is a regex string or {{regex, condition}}")
+        if condition is not None and condition not in CONDITIONS:
+            raise KBError(f"{where}: unknown condition {condition!r}")
+        patterns.append(Pattern(_compile(source, where), required_literal(source), condition))
+    keywords: List[Tuple[str, ...]] = []
+    for group in _list(raw.get("keywords", []), where, "match.keywords"):
+        words = _str_list(group, where, "match.keywords group")
+        if not words:
+            raise KBError(f"{where}: empty keyword group")
+        keywords.append(tuple(words))
+    unless = tuple(_compile(s, where) for s in _str_list(raw.get("unless", []), where, "match.unless"))
+    modules = tuple(m.upper() for m in _str_list(raw.get("modules", []), where, "match.modules"))
+    if not (codes or patterns or keywords):
+        raise KBError(f"{where}: 'match' needs codes, patterns or keywords")
+    return Rule(
+        codes=tuple(codes),
+        patterns=tuple(patterns),
+        keywords=tuple(keywords),
+        modules=modules,
+        unless=unless,
+        generic_codes=bool(raw.get("generic_codes", False)),
+    )
+
+
+def _compile(source: str, where: str) -> Any:
+    try:
+        return re.compile(source)
+    except re.error as exc:
+        raise KBError(f"{where}: bad regex {source!r}: {exc}") from None
+
+
+def _example(raw: Any, where: str) -> Example:
+    if not isinstance(raw, dict) or not isinstance(raw.get("text"), str) or not raw["text"].strip():
+        raise KBError(f"{where}: an example needs 'text'")
+    source = raw.get("source")
+    if not isinstance(source, str) or not source.startswith("https://"):
+        raise KBError(f"{where}: example source must be an https URL, got {source!r}")
+    caps = raw.get("captures", {}) or {}
+    if not isinstance(caps, dict):
+        raise KBError(f"{where}: example captures must be a mapping")
+    return Example(
+        text=raw["text"].rstrip("\n"),
+        source=source,
+        codes=tuple(str(c) for c in raw.get("codes", []) or []),
+        module=raw.get("module"),
+        captures=tuple((str(k), str(v)) for k, v in caps.items()),
+    )
+
+
+def _close_edges(entries: List[Entry]) -> List[Entry]:
+    """Check every edge points somewhere and make each edge visible from both ends."""
+    ids = {e.id for e in entries}
+    causes: Dict[str, List[str]] = {e.id: list(e.causes) for e in entries}
+    caused_by: Dict[str, List[str]] = {e.id: list(e.caused_by) for e in entries}
+    for e in entries:
+        for target in list(e.causes) + list(e.caused_by):
+            if target not in ids:
+                raise KBError(f"{e.source_file}: {e.id}: edge to unknown entry {target!r}")
+            if target == e.id:
+                raise KBError(f"{e.source_file}: {e.id}: an entry cannot cause itself")
+        for target in e.causes:
+            if e.id not in caused_by[target]:
+                caused_by[target].append(e.id)
+        for target in e.caused_by:
+            if e.id not in causes[target]:
+                causes[target].append(e.id)
+    out = []
+    for e in entries:
+        out.append(
+            Entry(
+                **{
+                    **e.__dict__,
+                    "causes": tuple(causes[e.id]),
+                    "caused_by": tuple(caused_by[e.id]),
+                }
+            )
+        )
+    return out
+
+
+def _list(value: Any, where: str, what: str) -> List[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise KBError(f"{where}: '{what}' must be a list")
+    return value
+
+
+def _str_list(value: Any, where: str, what: str) -> List[str]:
+    items = _list(value, where, what)
+    for item in items:
+        if not isinstance(item, str) or not item.strip():
+            raise KBError(f"{where}: '{what}' must hold non-empty strings, got {item!r}")
+    return list(items)
+
+
+# ------------------------------------------------------------------ code tables
+_KEY_FORMATS = ("decimal", "inner", "ts", "hccl", "drv", "dcmi", "ecode")
+_KIND_TEXT = {
+    "internal": "inner error: no template, the message printed after the code is the reason",
+    "external": "catalogued error with a message template (and often a suggestion)",
+    "warning": "warning: the job continues",
+}
+
+
+class CodeTables:
+    """All numeric tables and the E-code catalog, indexed by canonical key and by name."""
+
+    def __init__(self) -> None:
+        self.by_key: Dict[str, List[CodeInfo]] = {}
+        self.by_name: Dict[str, str] = {}
+        self.families: Dict[str, Dict[str, str]] = {}
+        self.classes: Dict[str, str] = {}
+        self.prefixes: List[Tuple[str, str, str]] = []  # E-code prefix, component, what to do
+        self.tables: Dict[str, int] = {}  # table name -> number of codes
+
+    def add(self, info: CodeInfo) -> None:
+        self.by_key.setdefault(info.key, []).append(info)
+        for name in (info.name,) + info.aliases:
+            if name and name.upper() not in self.by_name:
+                self.by_name[name.upper()] = info.key
+
+    def all(self) -> Iterable[CodeInfo]:
+        for infos in self.by_key.values():
+            yield from infos
+
+
+def load_code_tables(data_dir: Path = DATA_DIR, entry_codes: Optional[Mapping[str, List[str]]] = None) -> CodeTables:
+    tables = CodeTables()
+    entry_codes = entry_codes or {}
+    docs = []
+    for path in yaml_files(data_dir / "codes"):
+        doc = read_yaml(path)
+        if not isinstance(doc, dict) or "table" not in doc:
+            raise KBError(f"{path.name}: expected a mapping with 'table'")
+        docs.append((path, doc))
+        # families, classes and prefixes first: any table may use another file's
+        for fam, meta in (doc.get("families") or {}).items():
+            tables.families[fam] = {
+                "title": str(meta.get("title", fam)),
+                "advice": " ".join(str(meta.get("advice", "")).split()),
+            }
+        for digit, text in (doc.get("classes") or {}).items():
+            tables.classes[str(digit)] = " ".join(str(text).split())
+        for item in doc.get("prefixes") or []:
+            tables.prefixes.append((str(item["prefix"]), str(item["component"]), " ".join(str(item.get("advice", "")).split())))
+    for path, doc in docs:
+        fmt = doc.get("key_format")
+        sources = doc.get("sources") or {}
+        if fmt == "torch_npu_err":
+            count = _load_err_table(doc, path.name, tables, sources, entry_codes)
+        elif fmt in _KEY_FORMATS:
+            count = _load_plain_table(doc, fmt, path.name, tables, sources, entry_codes)
+        else:
+            raise KBError(f"{path.name}: unknown key_format {fmt!r}")
+        tables.tables[str(doc["table"])] = count
+    return tables
+
+
+def _key_for(code: Any, fmt: str, where: str) -> Tuple[str, str]:
+    text = str(code).strip()
+    try:
+        if fmt == "decimal":
+            return str(int(text)), str(int(text))
+        if fmt == "inner":
+            value = int(text, 16)
+            return inner_key(value), "0x%08X" % value
+        if fmt == "ts":
+            value = int(text, 16)
+            return ts_key(value), "0x%X" % value
+        if fmt == "hccl":
+            return "hccl:%d" % int(text), str(int(text))
+        if fmt == "drv":
+            return "drv:%d" % int(text), str(int(text))
+        if fmt == "dcmi":
+            return str(int(text)), str(int(text))
+        if fmt == "ecode":
+            up = text.upper()
+            if not re.match(r"^[EW][0-9A-Z]\d{4}$", up):
+                raise ValueError(up)
+            return up, up
+    except ValueError:
+        pass
+    raise KBError(f"{where}: code {code!r} is not a valid {fmt} code")
+
+
+def _resolve_sources(refs: Any, sources: Mapping[str, Any], where: str) -> Tuple[str, ...]:
+    out = []
+    for ref in refs or []:
+        ref = str(ref)
+        if ref in sources:
+            out.append(str(sources[ref]))
+        elif ref.startswith("https://"):
+            out.append(ref)
+        else:
+            raise KBError(f"{where}: unknown source {ref!r}")
+    return tuple(out)
+
+
+def _load_plain_table(
+    doc: Mapping[str, Any],
+    fmt: str,
+    fname: str,
+    tables: CodeTables,
+    sources: Mapping[str, Any],
+    entry_codes: Mapping[str, List[str]],
+) -> int:
+    default_family = doc.get("family", str(doc["table"]))
+    seen = set()
+    count = 0
+    for raw in doc.get("codes") or []:
+        where = f"{fname}: {raw.get('code')!r}"
+        key, shown = _key_for(raw.get("code"), fmt, where)
+        family = str(raw.get("family", default_family))
+        if (key, family) in seen:
+            raise KBError(f"{where}: duplicate code in family {family}")
+        seen.add((key, family))
+        for field in ("name", "meaning"):
+            if not isinstance(raw.get(field), str) or not raw[field].strip():
+                raise KBError(f"{where}: '{field}' must be a non-empty string")
+        maps_to = raw.get("maps_to")
+        if maps_to is not None:
+            maps_keys = canonical_keys(str(maps_to))
+            maps_to = maps_keys[0] if maps_keys else str(maps_to)
+        klass = str(raw.get("kind", "") or "")
+        klass = _KIND_TEXT.get(klass, klass)
+        if not klass and fmt == "decimal":
+            klass = tables.classes.get(key[0], "")
+        tables.add(
+            CodeInfo(
+                key=key,
+                code=shown,
+                family=family,
+                family_title=tables.families.get(family, {}).get("title", family),
+                name=raw["name"],
+                meaning=" ".join(raw["meaning"].split()),
+                klass=klass,
+                printed=str(raw.get("printed", "") or ""),
+                maps_to=maps_to,
+                component=str(raw.get("component", "") or ""),
+                advice=" ".join(str(raw.get("advice", "") or "").split())
+                or tables.families.get(family, {}).get("advice", ""),
+                sources=_resolve_sources(raw.get("source"), sources, where),
+                confirmed_by=tuple(str(x) for x in raw.get("confirmed_by", []) or []),
+                entries=tuple(entry_codes.get(key, [])),
+                aliases=tuple(str(a) for a in raw.get("aliases", []) or []),
+            )
+        )
+        count += 1
+    return count
+
+
+def _load_err_table(
+    doc: Mapping[str, Any],
+    fname: str,
+    tables: CodeTables,
+    sources: Mapping[str, Any],
+    entry_codes: Mapping[str, List[str]],
+) -> int:
+    family = str(doc.get("family", "torch_npu"))
+    src = _resolve_sources(doc.get("source"), sources, fname)
+    count = 0
+    for sub in doc.get("submodules") or []:
+        for typ in doc.get("types") or []:
+            key = "ERR%s%s" % (sub["id"], typ["id"])
+            name = "%s %s" % (sub["name"], typ["name"])
+            meaning = "%s %s" % (" ".join(str(typ["meaning"]).split()), " ".join(str(sub["meaning"]).split()))
+            confirmed = tuple(str(x) for x in doc.get("confirmed_by", []) or [])
+            tables.add(
+                CodeInfo(
+                    key=key,
+                    code=key,
+                    family=family,
+                    family_title=tables.families.get(family, {}).get("title", family),
+                    name=name,
+                    meaning=meaning,
+                    klass="torch_npu %s" % sub["name"],
+                    printed="%s %s %s" % (key, sub["name"], typ["name"]),
+                    advice=" ".join(str(typ.get("advice", "")).split()),
+                    sources=src,
+                    confirmed_by=confirmed,
+                    entries=tuple(entry_codes.get(key, [])),
+                )
+            )
+            count += 1
+    return count
+
+
+def data_dir_from_env() -> Path:
+    """The data directory: ASCEND_DOCTOR_KB_DIR for experiments, else the packaged one."""
+    override = os.environ.get("ASCEND_DOCTOR_KB_DIR")
+    return Path(override) if override else DATA_DIR

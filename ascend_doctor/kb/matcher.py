@@ -1,0 +1,203 @@
+"""Score KB entries against a line or a block of text.
+
+Built once per KnowledgeBase. Speed comes from never running a regex that cannot
+match: every pattern and keyword group has a literal trigger, entries are indexed by
+trigger and by code, and a line only reaches the regexes of entries whose trigger
+occurs in it or whose code it carries. Triggers are found through a word index: a
+word that sits whole inside a trigger (between two non-word characters of it) is a
+whole word of any line containing the trigger, so the line's words pick the few
+triggers worth an ``in`` test.
+"""
+from __future__ import annotations
+
+import re
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from ascend_doctor.kb.codes import canonical_keys, extract_codes
+from ascend_doctor.kb.conditions import CONDITIONS
+from ascend_doctor.kb.model import Entry, Match, MatchPart
+
+# Weights: a message pattern says more than a bare code; a generic code says little.
+W_PATTERN = 10.0
+W_KEYWORDS = 8.0
+W_CODE = 6.0
+W_GENERIC_CODE = 2.0
+W_EXTRA = 1.0  # each further pattern/keyword/code hit of the same entry
+W_SPECIFIC_MAX = 3.0  # longer matched text = more specific evidence
+MAX_MATCH_CHARS = 120
+# A wrapper ("something below failed") must rank under the cause it wraps when both match
+# one text; a symptom (a rank that waited) under the cause that made it wait.
+ROLE_FACTOR = {"cause": 1.0, "symptom": 0.85, "noise": 0.6, "wrapper": 0.4}
+
+
+class Matcher:
+    def __init__(self, entries: Sequence[Entry]) -> None:
+        self.entries = list(entries)
+        self._by_code: Dict[str, List[int]] = {}
+        self._by_trigger: Dict[str, List[int]] = {}
+        self._always: List[int] = []
+        for idx, entry in enumerate(self.entries):
+            for key in entry.rule.codes:
+                self._by_code.setdefault(key, []).append(idx)
+            triggers: Set[str] = set()
+            untriggered = False
+            for pat in entry.rule.patterns:
+                if pat.trigger:
+                    triggers.add(pat.trigger)
+                else:
+                    untriggered = True
+            for group in entry.rule.keywords:
+                triggers.add(group[0].lower())
+            for trigger in triggers:
+                self._by_trigger.setdefault(trigger, []).append(idx)
+            if untriggered:
+                self._always.append(idx)
+        self._triggers: Tuple[Tuple[str, Tuple[int, ...]], ...] = tuple(
+            (t, tuple(ids)) for t, ids in sorted(self._by_trigger.items())
+        )
+        self._by_word: Dict[str, List[Tuple[str, Tuple[int, ...]]]] = {}
+        self._unindexed: List[Tuple[str, Tuple[int, ...]]] = []
+        for trigger, ids in self._triggers:
+            word = _whole_word(trigger)
+            if word:
+                self._by_word.setdefault(word, []).append((trigger, ids))
+            else:
+                self._unindexed.append((trigger, ids))
+        self._words = frozenset(self._by_word)
+
+    @property
+    def trigger_count(self) -> int:
+        return len(self._triggers)
+
+    def candidates(self, text: str, keys: Iterable[str], low: Optional[str] = None) -> Set[int]:
+        found: Set[int] = set(self._always)
+        for key in keys:
+            found.update(self._by_code.get(key, ()))
+        low = text.lower() if low is None else low
+        for word in self._words.intersection(_WORD.findall(low)):
+            for trigger, ids in self._by_word[word]:
+                if trigger in low:
+                    found.update(ids)
+        for trigger, ids in self._unindexed:
+            if trigger in low:
+                found.update(ids)
+        return found
+
+    def match(
+        self,
+        text: str,
+        codes: Sequence[str] = (),
+        module: Optional[str] = None,
+        limit: Optional[int] = None,
+    ) -> List[Match]:
+        keys: List[str] = []
+        for code in codes:
+            for key in canonical_keys(str(code)):
+                if key not in keys:
+                    keys.append(key)
+        for key in extract_codes(text):
+            if key not in keys:
+                keys.append(key)
+        key_set = set(keys)
+        module_up = module.upper() if module else None
+        low = text.lower()
+        lines: Optional[List[str]] = None
+        results: List[Match] = []
+        for idx in self.candidates(text, keys, low):
+            entry = self.entries[idx]
+            if lines is None and entry.rule.keywords:
+                lines = text.splitlines() or [text]
+            scored = _score(entry, text, low, lines or [], key_set, module_up)
+            if scored is not None:
+                results.append(scored)
+        results.sort(key=lambda m: (-m.score, -m.entry.priority, m.entry.id))
+        return results[:limit] if limit else results
+
+
+def _score(
+    entry: Entry,
+    text: str,
+    low: str,
+    lines: List[str],
+    keys: Set[str],
+    module: Optional[str],
+) -> Optional[Match]:
+    rule = entry.rule
+    for veto in rule.unless:
+        if veto.search(text):
+            return None
+    parts: List[MatchPart] = []
+    captures: Dict[str, str] = {}
+    hits: List[float] = []
+    text_allowed = not (rule.modules and module and module not in rule.modules)
+    if text_allowed:
+        for pat in rule.patterns:
+            if pat.trigger and pat.trigger not in low:
+                continue
+            m = pat.regex.search(text)
+            if m is None:
+                continue
+            groups = m.groupdict()
+            if pat.condition and not CONDITIONS[pat.condition](groups):
+                continue
+            hit = m.group(0)
+            hits.append(W_PATTERN + min(len(hit), MAX_MATCH_CHARS) / MAX_MATCH_CHARS * W_SPECIFIC_MAX)
+            parts.append(MatchPart("pattern", pat.regex.pattern, _clip(hit)))
+            for name, value in groups.items():
+                if value is not None and name not in captures:
+                    captures[name] = value
+        for group in rule.keywords:
+            line = _keywords_in_order(group, lines)
+            if line is not None:
+                hits.append(W_KEYWORDS + len(group))
+                parts.append(MatchPart("keywords", " ... ".join(group), _clip(line)))
+    for key in rule.codes:
+        if key in keys:
+            hits.append(W_GENERIC_CODE if rule.generic_codes else W_CODE)
+            parts.append(MatchPart("code", key, key))
+    if not hits:
+        return None
+    hits.sort(reverse=True)
+    score = (hits[0] + W_EXTRA * (len(hits) - 1)) * ROLE_FACTOR.get(entry.role, 1.0) + entry.priority
+    return Match(entry=entry, score=score, parts=parts, captures=captures)
+
+
+_WORD = re.compile(r"[a-z0-9_]+")
+_MIN_WORD = 3
+
+
+def _whole_word(trigger: str) -> Optional[str]:
+    """The longest word of ``trigger`` that any text containing the trigger has as a whole word.
+
+    A maximal run of word characters that has a non-word character of the trigger on both
+    sides is a whole word wherever the trigger occurs; runs touching the trigger's ends
+    may continue in the text and do not count.
+    """
+    whole = [
+        m.group(0)
+        for m in _WORD.finditer(trigger)
+        if m.start() > 0 and m.end() < len(trigger) and len(m.group(0)) >= _MIN_WORD
+    ]
+    return max(whole, key=len) if whole else None
+
+
+def _keywords_in_order(group: Tuple[str, ...], lines: List[str]) -> Optional[str]:
+    first = group[0]
+    for line in lines:
+        pos = line.find(first)
+        if pos < 0:
+            continue
+        pos += len(first)
+        for word in group[1:]:
+            pos = line.find(word, pos)
+            if pos < 0:
+                break
+            pos += len(word)
+        else:
+            return line
+    return None
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,215 @@
+"""Records of the knowledge base: entries, their match rules, matches and decoded codes.
+
+Plain dataclasses, no I/O. The loader (``loader.py``) builds them from the YAML data
+files; the matcher (``matcher.py``) produces ``Match`` objects.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+# Ids of `ascend-doctor check` findings a KB entry may name in `checks:`. The list is
+# the contract with the checks package; the schema test refuses any other id.
+CHECK_IDS = (
+    "driver.installed",
+    "driver.version",
+    "driver.install_complete",
+    "driver.modules",
+    "firmware.version",
+    "driver.firmware_compat",
+    "npu_smi.info",
+    "devices.health",
+    "devices.nodes",
+    "devices.access",
+    "devices.busy",
+    "devices.count",
+    "toolkit.installed",
+    "toolkit.arch",
+    "toolkit.driver_compat",
+    "toolkit.kernels",
+    "env.set_env",
+    "env.visible_devices",
+    "env.log_path",
+    "container.detected",
+    "container.mounts",
+    "python.interpreter",
+    "python.packages",
+    "python.torch_npu_match",
+    "python.cann_match",
+    "runtime.import",
+    "runtime.available",
+    "runtime.small_op",
+    "logs.recent_errors",
+)
+
+# What an entry is in a failure story. Triage uses it to rank: a `cause` beats a
+# `symptom` (a rank waiting for another one) which beats a `wrapper` (a generic
+# error that only says "something below failed"); `noise` lines are known-harmless.
+ROLES = ("cause", "symptom", "wrapper", "noise")
+
+
+@dataclass(frozen=True)
+class Fix:
+    """What to do: a sentence, exact commands, and what to collect before asking for help."""
+
+    text: str
+    commands: Tuple[str, ...] = ()
+    collect: Tuple[str, ...] = ()
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"text": self.text, "commands": list(self.commands), "collect": list(self.collect)}
+
+
+@dataclass(frozen=True)
+class Example:
+    """A real line (or block) copied from a public source that the entry must match."""
+
+    text: str
+    source: str
+    codes: Tuple[str, ...] = ()
+    module: Optional[str] = None
+    captures: Tuple[Tuple[str, str], ...] = ()  # named groups the match must extract
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"text": self.text, "source": self.source}
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """One compiled message pattern with the literal that must occur for it to match."""
+
+    regex: Any  # re.Pattern; typed loosely to keep 3.9-compatible hints simple
+    trigger: Optional[str]  # lower-cased literal; None = no usable literal (always tried)
+    condition: Optional[str] = None  # name of a predicate in conditions.py
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How an entry is recognised.
+
+    Any of these may match; each part that does adds to the score:
+    ``codes`` (canonical code keys), ``patterns`` (regexes searched in the text),
+    ``keywords`` (groups of literals that must appear in order within one line).
+    ``modules`` restricts patterns/keywords to plog lines of those modules when the
+    caller knows the module. ``unless`` patterns veto the entry.
+    """
+
+    codes: Tuple[str, ...] = ()
+    patterns: Tuple[Pattern, ...] = ()
+    keywords: Tuple[Tuple[str, ...], ...] = ()
+    modules: Tuple[str, ...] = ()
+    unless: Tuple[Any, ...] = ()
+    generic_codes: bool = False  # codes alone say little (EZ9999, ERR00100): weigh them low
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    category: str
+    title: str
+    cause: str
+    explanation: str
+    checks: Tuple[str, ...]
+    fix: Fix
+    links: Tuple[str, ...]
+    causes: Tuple[str, ...]
+    caused_by: Tuple[str, ...]
+    examples: Tuple[Example, ...]
+    rule: Rule
+    role: str = "cause"
+    priority: int = 0
+    counter_examples: Tuple[Example, ...] = ()
+    source_file: str = ""
+
+    def to_json(self) -> Dict[str, Any]:
+        return {
+            "id": self.id,
+            "category": self.category,
+            "title": self.title,
+            "cause": self.cause,
+            "explanation": self.explanation,
+            "role": self.role,
+            "checks": list(self.checks),
+            "fix": self.fix.to_json(),
+            "links": list(self.links),
+            "causes": list(self.causes),
+            "caused_by": list(self.caused_by),
+        }
+
+
+@dataclass(frozen=True)
+class MatchPart:
+    """One reason an entry matched: a code, a pattern or a keyword group, and what it hit."""
+
+    kind: str  # code | pattern | keywords
+    value: str  # the code key, the pattern source, or the joined keywords
+    text: str  # what in the input it matched
+
+    def to_json(self) -> Dict[str, str]:
+        return {"kind": self.kind, "value": self.value, "text": self.text}
+
+
+@dataclass
+class Match:
+    entry: Entry
+    score: float
+    parts: List[MatchPart] = field(default_factory=list)
+    captures: Dict[str, str] = field(default_factory=dict)
+
+    @property
+    def codes(self) -> List[str]:
+        return [p.value for p in self.parts if p.kind == "code"]
+
+    def to_json(self) -> Dict[str, Any]:
+        out = self.entry.to_json()
+        out["score"] = round(self.score, 2)
+        out["matched"] = [p.to_json() for p in self.parts]
+        if self.captures:
+            out["captures"] = dict(self.captures)
+        return out
+
+
+@dataclass(frozen=True)
+class CodeInfo:
+    """A decoded error code from one of the numeric tables or the E-code catalog."""
+
+    key: str  # canonical key: "507035", "EZ9999", "0x07020014", "ts:0x26", "hccl:7", "drv:6", "-8005", "ERR00100"
+    code: str  # as people write it: "507035", "EZ9999", "0x07020014", "0x26", "7", "-8005", "ERR00100"
+    family: str
+    name: str
+    meaning: str
+    family_title: str = ""
+    klass: str = ""  # numeric class (1xxxxx user/env, ...) or E-code kind
+    printed: str = ""  # the exact text the stack prints for it (a format fact)
+    maps_to: Optional[str] = None  # public code an internal one is reported as
+    component: str = ""
+    advice: str = ""
+    sources: Tuple[str, ...] = ()
+    confirmed_by: Tuple[str, ...] = ()
+    entries: Tuple[str, ...] = ()  # ids of KB entries whose rules name this code
+    aliases: Tuple[str, ...] = ()  # other spellings of the name in headers or docs
+
+    def to_json(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {
+            "key": self.key,
+            "code": self.code,
+            "family": self.family,
+            "family_title": self.family_title,
+            "name": self.name,
+            "meaning": self.meaning,
+        }
+        for key in ("klass", "printed", "maps_to", "component", "advice"):
+            value = getattr(self, key)
+            if value:
+                out["class" if key == "klass" else key] = value
+        out["sources"] = list(self.sources)
+        if self.confirmed_by:
+            out["confirmed_by"] = list(self.confirmed_by)
+        out["entries"] = list(self.entries)
+        if self.aliases:
+            out["aliases"] = list(self.aliases)
+        return out
+
+
+class KBError(Exception):
+    """The knowledge base data is malformed; the message names the file and the entry."""
