@@ -76,6 +76,11 @@ def first_accepting(version: str, ranges: Iterable[Tuple[str, str]]) -> Optional
     return None
 
 
+def _major(version: str) -> int:
+    head = version.strip().split(".", 1)[0]
+    return int(head) if head.isdigit() else 0
+
+
 def _fmt_ranges(ranges: Sequence[Tuple[str, str]]) -> str:
     return ",".join("[%s,%s]" % r for r in ranges)
 
@@ -94,6 +99,12 @@ def judge_driver_firmware(driver: str, firmware: str,
     src = source
     fw = firmware.strip()
     if fw.lower() < MIN_FIRMWARE_PREFIX:
+        if _major(driver) < 23 and driver_fw_ranges and first_accepting(fw, driver_fw_ranges):
+            # a driver older than the 23.0 line, whose tooling predates the lists and the 6.4
+            # floor, names this firmware itself: the files alone cannot settle it
+            return Pair("driver", "firmware", UNKNOWN, found, "firmware 6.4 or later", src,
+                        "driver %s lists firmware %s, but drivers whose tooling has the 6.4 floor refuse it"
+                        % (driver, fw), _SOURCE_DCMI)
         return Pair("driver", "firmware", INCOMPATIBLE, found, "firmware 6.4 or later", src,
                     "firmware %s is older than 6.4, which current drivers refuse whatever their "
                     "lists say" % fw, _SOURCE_DCMI)

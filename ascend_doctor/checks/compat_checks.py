@@ -58,10 +58,6 @@ def stack_from_facts(facts: Any, components: Sequence[str] = ALL_COMPONENTS) -> 
     return out
 
 
-# ascend_doctor.chips family -> compat_matrix chip family
-_CHIP_FAMILY = {"910b": "910b", "a3": "910_93", "910": "910", "310p": "310p", "310b": "310b", "950": "950"}
-
-
 def chip_from_facts(facts: Any) -> Optional[str]:
     """The chip family of the NPUs npu-smi lists (only when they are all of one family)."""
     info = facts.npu_smi().info
@@ -74,8 +70,8 @@ def chip_from_facts(facts: Any) -> Optional[str]:
         fam = chip_family(chip.name)
         if fam is None:
             return None
-        fams.add(_CHIP_FAMILY.get(fam.family))
-    return fams.pop() if len(fams) == 1 and None not in fams else None
+        fams.add(fam.family)
+    return fams.pop() if len(fams) == 1 else None
 
 
 def _safe_evaluate(stack: Dict[str, str]):
@@ -152,7 +148,7 @@ def _fix_cann_torch_npu(stack: Dict[str, str]) -> Fix:
     built_any = [s for s in any_torch if s.pairing == "built_for"] or any_torch
     if built_same:
         cmds.append("pip install torch-npu==%s" % built_same[0].components["torch_npu"])
-        text = "Install the torch_npu build made for CANN %s and your torch %s." % (cann, stack.get("torch"))
+        text = "Install the torch_npu build for your torch %s whose release line supports CANN %s." % (stack.get("torch"), cann)
     elif built_any:
         s = built_any[0]
         cmds.append("pip install torch==%s torch-npu==%s" % (s.components["torch"], s.components["torch_npu"]))

@@ -13,6 +13,7 @@ from .container import ascend_traces, in_container
 INSTALL_GUIDE = "https://github.com/verylucky01/driver/blob/master/scripts/package/driver/common/scripts/install.sh"
 VERSION_INFO_DOC = "https://github.com/Ascend/mind-cluster/blob/master/docs/en/faultdiag/user_guide/03_collecting_logs.md"
 DRIVER_INCOMPLETE_SOURCE = "npu_info_print.c in https://github.com/verylucky01/driver"
+DCMI_RULE_SOURCE = "https://github.com/verylucky01/driver/blob/master/src/custom/dev_prod/user/dcmi/dcmi_inner/src/dcmi_permission_judge.c"
 
 # Module name prefixes of every Ascend driver generation (23.x/24.x drv_*/ascend_*, 25.x asdrv_*).
 MODULE_PREFIXES = ("drv_", "asdrv_", "ascend_")
@@ -166,62 +167,32 @@ def firmware_version(ctx: Context) -> Result:
     )
 
 
-# dcmi's own rule (verylucky01/driver src/custom/dev_prod/user/dcmi: dcmi_basic_info_intf.c
-# dcmi_get_device_compatibility, dcmi_permission_judge.c dcmi_judge_compatibility): firmware
-# older than "6.4." is never compatible; otherwise the pair is compatible when the firmware is
-# in the driver's compatible_version_fw list, or else when the driver is in the firmware's
-# compatible_version_drv list. A list entry [start,end] admits a version whose first
-# max(len(start), len(end)) characters compare (as strings) between start and end.
-DCMI_SOURCE = "https://github.com/verylucky01/driver/blob/master/src/custom/dev_prod/user/dcmi/dcmi_inner/src/dcmi_permission_judge.c"
-FIRMWARE_FLOOR = "6.4."
-
-
-def in_dcmi_list(version: str, ranges: Tuple[Tuple[str, str], ...]) -> bool:
-    v = version.lower()
-    for start, end in ranges:
-        s, e = start.lower(), end.lower()
-        cut = v[: max(len(s), len(e))]
-        if s <= cut <= e:
-            return True
-    return False
-
-
-def dcmi_compatibility(driver: str, firmware: str, fw_ranges: Tuple[Tuple[str, str], ...], drv_ranges: Tuple[Tuple[str, str], ...]) -> str:
-    """``OK``, ``NOK`` or ``UNKNOWN``, as ``npu-smi info -t board`` would print Compatibility."""
-    if firmware < FIRMWARE_FLOOR:
-        # dcmi answers NOK here, but firmware this old predates the lists altogether
-        # (npu-smi shows UNKNOWN before 23.0.RC2), so it cannot be judged from files
-        return "UNKNOWN"
-    if fw_ranges and in_dcmi_list(firmware, fw_ranges):
-        return "OK"
-    if not drv_ranges:
-        return "UNKNOWN" if not fw_ranges else "NOK"
-    return "OK" if in_dcmi_list(driver, drv_ranges) else "NOK"
-
-
 @check("driver.firmware_compat", "Driver and firmware match", "driver", category="version_mismatch", requires=("driver.installed", "firmware.version"))
 def firmware_compat(ctx: Context) -> Result:
+    from compat_matrix.host_rules import judge_driver_firmware
+
     drv, fw = ctx.facts.driver(), ctx.facts.firmware()
     if not drv.ok or not fw.ok:
         return skip("needs both version.info files")
     d, f = drv.value, fw.value
-    verdict = dcmi_compatibility(d.version, f.version, d.firmware_ranges, f.driver_ranges)
+    # the rule npu-smi's "Compatibility" applies (dcmi, in verylucky01/driver), as pure data in compat_matrix
+    pair = judge_driver_firmware(d.version, f.version, list(d.firmware_ranges), list(f.driver_ranges))
     evidence = Evidence(
         found=f"driver {d.version}, firmware {f.version}",
         required=f"compatible_version_fw={_fmt(d.firmware_ranges)} (driver); compatible_version_drv={_fmt(f.driver_ranges)} (firmware)",
-        source=f"{drv.path}; {fw.path}; rule: {DCMI_SOURCE}",
+        source=f"{drv.path}; {fw.path}; rule: {DCMI_RULE_SOURCE}",
     )
-    if verdict == "OK":
+    if pair.verdict == "compatible":
         return ok(f"firmware {f.version} and driver {d.version} accept each other", evidence=evidence)
-    if verdict == "UNKNOWN":
-        return skip(f"driver {d.version}, firmware {f.version}: no compatibility lists recorded to judge")
-    why = f"firmware {f.version} is outside the driver's range {_fmt(d.firmware_ranges)} and the firmware does not list driver {d.version}"
+    if pair.verdict != "incompatible":
+        return skip(f"driver {d.version}, firmware {f.version}: {pair.reason}")
     return fail(
-        why,
+        pair.reason,
         evidence=evidence,
         fix=Fix(
-            "Install driver and firmware from the same HDK release (firmware after driver), then reboot. "
-            f"The firmware package's name carries the HDK version, e.g. ..._npu-firmware_{d.version}.run.",
+            "Install the firmware of the same HDK release as the driver (its package name carries the HDK "
+            f"version, e.g. ..._npu-firmware_{d.version}.run), or the driver that matches the firmware; when "
+            "upgrading an installed host, Huawei's order is firmware first, then driver. Reboot afterwards.",
             [f"./Ascend-hdk-<chip>-npu-firmware_{d.version}.run --full", "reboot", "npu-smi info -t board -i 0 | grep -i compatibility"],
         ),
     )

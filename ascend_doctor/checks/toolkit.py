@@ -103,8 +103,8 @@ def driver_compat(ctx: Context) -> Result:
         f"CANN {active.info.version} and driver {drv.value.version} do not match: {subject} is not in {', '.join(accepted)}",
         evidence=evidence,
         fix=Fix(
-            "Upgrade the driver and firmware to an HDK release that this CANN supports (driver first, then firmware, "
-            "then reboot), or install a CANN release that supports this driver.",
+            "Upgrade the driver and firmware to an HDK release that this CANN supports (on an installed host Huawei's "
+            "order is firmware first, then driver; reboot after), or install a CANN release that supports this driver.",
             [f"ascend-doctor compat --cann {active.info.version} --suggest", "./Ascend-hdk-<chip>-npu-driver_<version>_linux-$(uname -m).run --upgrade"],
         ),
     )

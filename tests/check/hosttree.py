@@ -123,6 +123,7 @@ class HostSpec:
     env: Dict[str, str] = field(default_factory=lambda: {"ASCEND_RT_VISIBLE_DEVICES": "4,5,6,7"})
     python_packages: Dict[str, str] = field(default_factory=lambda: {"torch": "2.1.0", "torch_npu": "2.1.0.post10"})
     python: bool = True
+    python_version: str = "3.10.12"  # what the stand-in reports, whatever runs the tests
 
 
 def _write(path: Path, text: str, mode: Optional[int] = None) -> None:
@@ -201,7 +202,11 @@ def build(root: Path, spec: HostSpec) -> Path:
         site = root / "usr/lib/python3/dist-packages"
         for name, version in spec.python_packages.items():
             _write(site / f"{name}-{version}.dist-info/METADATA", f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: {version}\n")
-        runner = "import sys; sys.path.insert(0, sys.argv[1]); src = sys.argv[2]; sys.argv = ['-c']; exec(compile(src, '<probe>', 'exec'))"
+        version = tuple(int(p) for p in spec.python_version.split("."))
+        runner = (
+            f"import sys; sys.version_info = {version + ('final', 0)!r}; sys.path.insert(0, sys.argv[1]); "
+            "src = sys.argv[2]; sys.argv = ['-c']; exec(compile(src, '<probe>', 'exec'))"
+        )
         _write(root / "usr/bin/python3", f'#!/bin/sh\nexec {sys.executable} -S -c "{runner}" "{site}" "$2"\n', 0o755)
     env_file = root / "env.txt"
     _write(env_file, "".join(f"{k}={v}\n" for k, v in env.items()))

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_doctor.checks.driver import dcmi_compatibility, in_dcmi_list
 from ascend_doctor.parsers.version_info import (
     ParseError,
     inner_family,
@@ -72,17 +71,3 @@ def test_inner_family() -> None:
     assert inner_family("V100R001C15SPC012B220") == "V100R001C15"
     assert inner_family("V100R001C23B888") == "V100R001C23"
     assert inner_family("7.0.T10") is None
-
-
-def test_dcmi_rule_on_real_pairs() -> None:
-    # the real 23.0.7 host (mind-cluster fixture): firmware inside the driver's list -> OK,
-    # although the firmware's own driver list names only 23.0.rc3 and 23.0.0
-    assert dcmi_compatibility("23.0.7", "7.1.0.11.220", ((("7.0.0", "7.1.99")),), (("23.0.rc3", "23.0.rc3."), ("23.0.0", "23.0.0."))) == "OK"
-    assert not in_dcmi_list("23.0.7", (("23.0.rc3", "23.0.rc3."), ("23.0.0", "23.0.0.")))
-    assert in_dcmi_list("23.0.rc3.5", (("23.0.rc3", "23.0.rc3."),))
-    # firmware 7.7 (25.x HDK) is outside 23.0.7's range and does not list 23.0.7
-    assert dcmi_compatibility("23.0.7", "7.7.0.1.231", (("7.0.0", "7.1.99"),), (("25.2.0", "25.2.0."),)) == "NOK"
-    # but the firmware's list can rescue a driver whose own list is too narrow
-    assert dcmi_compatibility("25.2.0", "9.0.0.1.1", (("7.0.0", "8.9.9"),), (("25.2.0", "25.2.0."),)) == "OK"
-    # firmware before 6.4 predates the lists
-    assert dcmi_compatibility("22.0.2", "6.3.0.1.2", (), ()) == "UNKNOWN"

@@ -57,6 +57,9 @@ def test_firmware_list_decides_when_the_driver_list_does_not():
 def test_firmware_older_than_6_4_is_refused():
     p = judge_driver_firmware("23.0.rc3", "6.3.0.1.241", [("6.0.0", "7.9.99")], None)
     assert p.verdict == INCOMPATIBLE and "6.4" in p.reason
+    # a 22.x driver predates the floor: when its own list names the firmware, the files cannot settle it
+    old = judge_driver_firmware("22.0.2", "6.3.0.1.241", [("6.0.0", "6.4.99")], None)
+    assert old.verdict == UNKNOWN and "6.4" in old.reason
 
 
 def test_toolkit_driver_family():

@@ -30,11 +30,6 @@ FAILING = ("fail", "timeout", "error")
 CHECK_TIMEOUT = 60.0
 
 KNOWN_DOCTOR_GAPS: Dict[str, str] = {
-    "cann_too_new_for_driver": (
-        "toolkit.driver_compat skips when the toolkit install info has no compatible_version line (CANN 9.x "
-        "files have none); the driver's own compatible_version ([C17..C21]) and the CANN 9.1.0 release notes "
-        "(not compatible with HDK 25.0.X) both say no"
-    ),
     "cpu_fallback": (
         "triage finds no event in torch_npu's CPU-fallback warning ('[W compiler_depend.ts:51] Warning: CAUTION: "
         "The operator 'aten::...' is not currently supported on the NPU backend and will fall back to run on the CPU')"
