@@ -32,66 +32,9 @@ def _explain_code(code: Optional[int]) -> Optional[str]:
     return getattr(info, "meaning", None) if info else None
 
 
-@check("npu_smi.info", "npu-smi info", "devices", category="driver_init", requires=("driver.installed",), timeout=NPU_SMI_TIMEOUT + 5)
-def npu_smi_info(ctx: Context) -> Result:
-    fact = ctx.facts.npu_smi()
-    if fact.path is None:
-        if in_container(ctx):
-            return skip("npu-smi is not mounted into this container (see container.mounts)")
-        return fail(
-            "npu-smi is not installed although the driver is",
-            evidence=Evidence(found="npu-smi not in PATH, /usr/local/bin, /usr/local/sbin or /usr/bin", required="/usr/local/bin/npu-smi from the driver package"),
-            fix=Fix("Reinstall the driver package; it installs npu-smi.", ["ls -l /usr/local/bin/npu-smi /usr/local/sbin/npu-smi"]),
-        )
-    result = fact.result
-    if result is not None and result.timed_out:
-        return timed_out(
-            f"npu-smi info did not answer within {ctx.options.command_timeout:g} s (it was killed): the driver or a device is hung",
-            evidence=Evidence(found=f"{fact.path} info: no output after {result.duration_s:.1f} s", required="an answer within a few seconds"),
-            fix=Fix(
-                "Look for other stuck npu-smi/dcmi callers and for driver errors in the kernel log; a hung device "
-                "usually needs a reset or a reboot.",
-                ["ps -eo pid,etime,cmd | grep -E 'npu-smi|dcmi' | grep -v grep", "dmesg | grep -i -E 'davinci|dcmi|hdc' | tail -20", "reboot"],
-            ),
-        )
-    if result is not None and result.error:
-        return fail(f"npu-smi could not be started: {result.error}", evidence=Evidence(found=result.error))
-    if fact.info is not None:
-        info = fact.info
-        names = sorted({c.name for c in info.chips})
-        devices = info.logical_devices()
-        summary = f"{len(devices)} device{'s' if len(devices) != 1 else ''}"
-        if names:
-            summary += " (" + ", ".join(names) + ")"
-        summary += f", driver {info.driver_version}" if info.driver_version else ""
-        data = {
-            "dialect": info.dialect,
-            "tool_version": info.tool_version,
-            "driver_version": info.driver_version,
-            "devices": [_chip_json(c) for c in devices],
-            "processes": [p.__dict__ for p in info.processes],
-        }
-        return ok(summary, evidence=Evidence(found=summary, source=f"{fact.path} info"), data=data)
-    err = fact.error
-    output = result.output if result is not None else ""
-    if err is not None and err.code is not None:
-        meaning = _explain_code(err.code)
-        summary = f"npu-smi failed: {err.line}"
-        if meaning:
-            summary += f" ({meaning})"
-        return fail(
-            summary,
-            evidence=Evidence(found=err.line, required="npu-smi info prints the device table", source=DCMI_SOURCE),
-            fix=_dcmi_fix(err.code, ctx),
-            kb=f"dcmi{err.code}",
-            details=output.splitlines()[:20],
-        )
-    return fail(
-        f"npu-smi info failed (exit {result.returncode if result else '?'}) and printed no device table",
-        evidence=Evidence(found=(output.splitlines() or ["(no output)"])[0][:200]),
-        fix=Fix("Run it yourself to see the whole message.", ["npu-smi info; echo exit=$?"]),
-        details=output.splitlines()[:20],
-    )
+def _failed(ctx: Context, check_id: str) -> bool:
+    prior = ctx.results.get(check_id)
+    return prior is not None and prior.status.value == "fail"
 
 
 def _dcmi_fix(code: int, ctx: Context) -> Fix:
@@ -128,29 +71,6 @@ def _chip_json(c: NpuChip) -> Dict[str, object]:
 def _devices(ctx: Context) -> List[NpuChip]:
     info = ctx.facts.npu_smi().info
     return info.logical_devices() if info else []
-
-
-@check("devices.health", "NPU health", "devices", category="driver_init", requires=("npu_smi.info",))
-def health(ctx: Context) -> Result:
-    devices = _devices(ctx)
-    if not devices:
-        return skip("npu-smi listed no devices")
-    bad = [c for c in devices if c.health != "OK"]
-    if not bad:
-        return ok(f"all {len(devices)} devices report OK")
-    worst = sorted(bad, key=lambda c: ("UNKNOWN", "Critical", "Alarm", "Warning").index(c.health) if c.health in ("UNKNOWN", "Critical", "Alarm", "Warning") else 9)
-    listed = ", ".join(f"NPU {c.npu_id} chip {c.chip_id}: {c.health}" for c in worst)
-    first = worst[0]
-    fix = Fix(
-        "Read the device's health error codes; UNKNOWN means the device is absent or did not start "
-        "(driver/firmware or hardware), Alarm and Critical are hardware faults to report with these codes.",
-        [f"npu-smi info -t health -i {first.npu_id}", f"npu-smi info -t board -i {first.npu_id}", "dmesg | grep -i davinci | tail -20"],
-    )
-    evidence = Evidence(found=listed, required="Health OK on every device", source=HEALTH_SOURCE)
-    if all(c.health == "Warning" for c in bad):
-        return warn(f"{len(bad)} device(s) with minor alarms: {listed}", evidence=evidence, fix=fix)
-    category = "driver_init" if first.health == "UNKNOWN" else "other"
-    return fail(f"{len(bad)} device(s) not healthy: {listed}", evidence=evidence, fix=fix, category=category)
 
 
 def _node_paths(ctx: Context) -> Tuple[List[str], List[str]]:
@@ -223,6 +143,100 @@ def access(ctx: Context) -> Result:
         ),
         details=[f"denied: {n}" for n in denied[:16]],
     )
+
+
+@check("npu_smi.info", "npu-smi info", "devices", category="driver_init", requires=("driver.installed",), timeout=NPU_SMI_TIMEOUT + 5)
+def npu_smi_info(ctx: Context) -> Result:
+    fact = ctx.facts.npu_smi()
+    if fact.path is None:
+        if in_container(ctx):
+            return skip("npu-smi is not mounted into this container (see container.mounts)")
+        return fail(
+            "npu-smi is not installed although the driver is",
+            evidence=Evidence(found="npu-smi not in PATH, /usr/local/bin, /usr/local/sbin or /usr/bin", required="/usr/local/bin/npu-smi from the driver package"),
+            fix=Fix("Reinstall the driver package; it installs npu-smi.", ["ls -l /usr/local/bin/npu-smi /usr/local/sbin/npu-smi"]),
+        )
+    result = fact.result
+    if result is not None and result.timed_out:
+        return timed_out(
+            f"npu-smi info did not answer within {ctx.options.command_timeout:g} s (it was killed): the driver or a device is hung",
+            evidence=Evidence(found=f"{fact.path} info: no output after {result.duration_s:.1f} s", required="an answer within a few seconds"),
+            fix=Fix(
+                "Look for other stuck npu-smi/dcmi callers and for driver errors in the kernel log; a hung device "
+                "usually needs a reset or a reboot.",
+                ["ps -eo pid,etime,cmd | grep -E 'npu-smi|dcmi' | grep -v grep", "dmesg | grep -i -E 'davinci|dcmi|hdc' | tail -20", "reboot"],
+            ),
+        )
+    if result is not None and result.error:
+        return fail(f"npu-smi could not be started: {result.error}", evidence=Evidence(found=result.error))
+    if fact.info is not None:
+        info = fact.info
+        names = sorted({c.name for c in info.chips})
+        devices = info.logical_devices()
+        summary = f"{len(devices)} device{'s' if len(devices) != 1 else ''}"
+        if names:
+            summary += " (" + ", ".join(names) + ")"
+        summary += f", driver {info.driver_version}" if info.driver_version else ""
+        data = {
+            "dialect": info.dialect,
+            "tool_version": info.tool_version,
+            "driver_version": info.driver_version,
+            "devices": [_chip_json(c) for c in devices],
+            "processes": [p.__dict__ for p in info.processes],
+        }
+        return ok(summary, evidence=Evidence(found=summary, source=f"{fact.path} info"), data=data)
+    err = fact.error
+    output = result.output if result is not None else ""
+    blocker = next((cid for cid in ("devices.nodes", "devices.access") if _failed(ctx, cid)), None)
+    if err is not None and err.kind in ("dcmi_init", "console_log_level") and blocker is not None:
+        # dcmi cannot start when the nodes are missing or closed to this user: that is the
+        # cause, already reported; repeating it as a second failure would only mislead
+        return skip(
+            f"npu-smi fails ({err.line}) because of {blocker}, reported above",
+            evidence=Evidence(found=err.line),
+            data={"blocked_by": blocker},
+        )
+    if err is not None and err.code is not None:
+        meaning = _explain_code(err.code)
+        summary = f"npu-smi failed: {err.line}"
+        if meaning:
+            summary += f" ({meaning})"
+        return fail(
+            summary,
+            evidence=Evidence(found=err.line, required="npu-smi info prints the device table", source=DCMI_SOURCE),
+            fix=_dcmi_fix(err.code, ctx),
+            kb=f"dcmi{err.code}",
+            details=output.splitlines()[:20],
+        )
+    return fail(
+        f"npu-smi info failed (exit {result.returncode if result else '?'}) and printed no device table",
+        evidence=Evidence(found=(output.splitlines() or ["(no output)"])[0][:200]),
+        fix=Fix("Run it yourself to see the whole message.", ["npu-smi info; echo exit=$?"]),
+        details=output.splitlines()[:20],
+    )
+
+
+@check("devices.health", "NPU health", "devices", category="driver_init", requires=("npu_smi.info",))
+def health(ctx: Context) -> Result:
+    devices = _devices(ctx)
+    if not devices:
+        return skip("npu-smi listed no devices")
+    bad = [c for c in devices if c.health != "OK"]
+    if not bad:
+        return ok(f"all {len(devices)} devices report OK")
+    worst = sorted(bad, key=lambda c: ("UNKNOWN", "Critical", "Alarm", "Warning").index(c.health) if c.health in ("UNKNOWN", "Critical", "Alarm", "Warning") else 9)
+    listed = ", ".join(f"NPU {c.npu_id} chip {c.chip_id}: {c.health}" for c in worst)
+    first = worst[0]
+    fix = Fix(
+        "Read the device's health error codes; UNKNOWN means the device is absent or did not start "
+        "(driver/firmware or hardware), Alarm and Critical are hardware faults to report with these codes.",
+        [f"npu-smi info -t health -i {first.npu_id}", f"npu-smi info -t board -i {first.npu_id}", "dmesg | grep -i davinci | tail -20"],
+    )
+    evidence = Evidence(found=listed, required="Health OK on every device", source=HEALTH_SOURCE)
+    if all(c.health == "Warning" for c in bad):
+        return warn(f"{len(bad)} device(s) with minor alarms: {listed}", evidence=evidence, fix=fix)
+    category = "driver_init" if first.health == "UNKNOWN" else "other"
+    return fail(f"{len(bad)} device(s) not healthy: {listed}", evidence=evidence, fix=fix, category=category)
 
 
 def job_devices(ctx: Context, devices: List[NpuChip]) -> Tuple[List[NpuChip], str]:

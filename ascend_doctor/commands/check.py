@@ -67,6 +67,8 @@ def run_check(
         sys.stderr.write("\r\033[K")
         sys.stderr.flush()
     info = host_info(host, run.facts)
+    if sim:
+        info["sim"] = sim
     if fmt == "json":
         sys.stdout.write(json.dumps(check_report.to_json(run.findings, info, run.duration_s), indent=2) + "\n")
     elif fmt == "md":

@@ -57,6 +57,8 @@ def _next_step(findings: List[Finding]) -> str:
 def render_text(findings: List[Finding], host_info: Dict[str, Any], duration_s: float, verbose: int = 0, stream: TextIO = None) -> None:
     console = make_console(stream)
     where = host_info.get("root", "/")
+    if host_info.get("sim"):
+        where = f"simulated host {host_info['sim']}"
     head = f"ascend-doctor check · {'this machine' if where == '/' else where}"
     head += f" · user {host_info.get('user')} · {host_info.get('arch') or 'arch ?'}"
     if host_info.get("container"):
@@ -103,7 +105,7 @@ def render_markdown(findings: List[Finding], host_info: Dict[str, Any], duration
     out = [
         "## ascend-doctor check",
         "",
-        f"Host: `{host_info.get('root')}` · user `{host_info.get('user')}` · {host_info.get('arch') or 'arch ?'}"
+        f"Host: `{host_info.get('sim') and 'simulated ' + host_info['sim'] or host_info.get('root')}` · user `{host_info.get('user')}` · {host_info.get('arch') or 'arch ?'}"
         + (" · container" if host_info.get("container") else "")
         + f" · ascend-doctor {__version__}",
         "",

@@ -36,6 +36,9 @@ def mark(status: Status, console: "Console") -> str:
 
 
 def escape(text: str) -> str:
+    """Text shown literally by rich, including a backslash before ``[`` (as in ``grep "\\[ERROR\\]"``)."""
+    import re
+
     from rich.markup import escape as _escape
 
-    return _escape(text)
+    return _escape(re.sub(r"(\\+)(?=\[)", lambda m: m.group(1) * 2, text))
