@@ -111,7 +111,7 @@ def recent_errors(ctx: Context) -> Result:
     if report.job.method and report.job.method != "incomplete":
         details.insert(0, f"first failing rank: {report.job.first_rank} ({report.job.method}): {report.job.reason}")
     return warn(
-        f"{n} incident{'s' if n != 1 else ''} in recent logs; root cause: {v.title}" + (f" ({where})" if where else ""),
+        f"{n} incident{'s' if n != 1 else ''} in recent logs; root cause: {first.display_title}" + (f" ({where})" if where else ""),
         category=v.category,
         evidence=Evidence(found=found, required="no ERROR incidents", source=root),
         fix=Fix(text=v.fix_text + f" Full report: ascend-doctor triage {root}", commands=list(v.fix_commands)),

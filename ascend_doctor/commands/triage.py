@@ -1,6 +1,7 @@
 """``ascend-doctor triage PATH...``: name the root cause of a failure from its logs.
 
-Exit codes: 0 no incidents, 1 incidents found, 2 bad input (a missing path, or nothing
+Exit codes: 0 no incidents, 1 incidents found (an ``advisory`` one such as an operator
+running on the CPU counts: it is the finding), 2 bad input (a missing path, or nothing
 readable among the inputs), 3 internal error.
 """
 from __future__ import annotations

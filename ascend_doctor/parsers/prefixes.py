@@ -3,7 +3,8 @@
 Launchers and loggers put their own text in front of every line they relay:
 Ray/vLLM workers ``(Worker_DP0_TP5_EP5 pid=17096) ``, torch elastic ``[rank1]: ``,
 vLLM's logger ``ERROR 03-25 06:14:02 [multiproc_executor.py:880] ``, c10 glog
-``[E1212 12:10:10.131512730 compiler_depend.ts:1675] ``, docker compose
+``[E1212 12:10:10.131512730 compiler_depend.ts:1675] `` (``[W compiler_depend.ts:51] `` in older
+builds), docker compose
 ``service   | `` and ``grep -r`` ``run/plog/plog-1_2.log:``. The text behind them is
 what the other parsers understand, so they are peeled off (in any order, a few deep)
 while the pid, rank and relayed file are kept. Leading whitespace of the inner text
@@ -22,8 +23,9 @@ _RANK = re.compile(r"\[rank(?P<rank>\d+)\]:\s?")
 _PYLOG = re.compile(
     r"(?P<level>ERROR|WARNING|INFO|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w./-]+\.py:\d+\] "
 )
-# c10 / glog: ``[E1212 12:10:10.131512730 compiler_depend.ts:1675] `` or ``[W730 06:16:22.869118032 x.ts:526] ``
-_GLOG = re.compile(r"\[[EWIF]\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)? [\w./-]+:\d+\] ")
+# c10 / glog: ``[E1212 12:10:10.131512730 compiler_depend.ts:1675] `` or ``[W730 06:16:22.869118032 x.ts:526] ``;
+# c10 before torch 2.2 printed no time: ``[W compiler_depend.ts:51] `` (MinerU #1695), ``[W VariableFallbackKernel.cpp:51] ``
+_GLOG = re.compile(r"\[[EWIF](?:\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?)? [\w./-]+:\d+\] ")
 # torch_npu's Python logger: ``[285] [2025-12-12 12:10:10:644] torch.distributed: [ERROR] [479] ``
 _NPU_PYLOG = re.compile(r"\[(?P<pid>\d+)\] \[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[:.]\d+\] (?:[\w.]+: \[(?P<level>[A-Z]+)\] (?:\[\d+\] )?)?")
 _COMPOSE = re.compile(r"[\w.-]+\s+\| ")

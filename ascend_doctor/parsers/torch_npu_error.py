@@ -12,6 +12,13 @@ Formats from shared/reference/formats-plog-errors.md §4 (torch_npu
 - async   ``The Inner error is reported as above ... the current working operator name is Op``
 - HCCL watchdog ``[Rank 1] Watchdog caught collective operation timeout: WorkHCCL(SeqNum=..., OpType=...``
 - device faults ``UCE ERROR``, ``HBM MULTI BIT ECC ERROR``, ``FORCE STOP``, ... (NPUQueue deviceErrorMap)
+- CPU fallback warning (op-compat.md §3, ``VariableFallbackKernel.cpp`` ``npu_cpu_fallback``)
+          ``Warning: CAUTION: The operator 'aten::X' is not currently supported on the NPU backend
+          and will fall back to run on the CPU. ...``, printed once per operator and process
+- no kernel at all (PyTorch's dispatcher, e.g. after a fallback to a CPU that lacks the op too)
+          ``Could not run 'aten::X' with arguments from the 'CPU' backend``
+- allocator cache flush (memory-fragmentation.md §1.8, ``NPUCachingAllocator`` malloc), harmless
+          by itself: ``Get a block from the existing pool failed. Try to free cached blocks and reallocate.``
 """
 from __future__ import annotations
 
@@ -46,12 +53,17 @@ _WATCHDOG = re.compile(
     r"(?:.*?Timeout\(ms\)=(?P<timeout>\d+))?"
 )
 _WATCHDOG_DEAD = re.compile(r"\[Rank (?P<rank>\d+)\] HCCL watchdog thread terminated with exception")
+# the warning can be cut anywhere after "on the NPU" when a terminal wrapped it (MinerU #1941)
+_FALLBACK = re.compile(r"CAUTION: The operator '(?P<op>[^']+)' is not currently supported on the NPU")
+_FALLBACK_TAIL = re.compile(r"on the NPU backend\.\s*$")  # the sparse variant: an error, nothing runs on the CPU
+_NO_KERNEL = re.compile(r"Could not run '(?P<op>[^']+)' with arguments from the '(?P<backend>\w+)' backend")
+_CACHE_FLUSH = "Get a block from the existing pool failed"
 _DEVICE_FAULT = re.compile(r"(?:^|RuntimeError: |: )(?P<fault>" + "|".join(DEVICE_FAULTS) + r")\b")
 
 
 @dataclass
 class TorchNpuRecord:
-    kind: str  # banner | call | hint | aclnn | async_inner | watchdog | watchdog_exit | device_fault
+    kind: str  # banner | call | hint | aclnn | async_inner | watchdog | watchdog_exit | device_fault | cpu_fallback | no_kernel | cache_flush
     text: str
     ts: Optional[str] = None  # banner: YYYY-MM-DD-hh:mm:ss
     pid: Optional[int] = None
@@ -65,6 +77,7 @@ class TorchNpuRecord:
     operator: Optional[str] = None
     op_type: Optional[str] = None  # watchdog OpType
     timeout_ms: Optional[int] = None
+    backend: Optional[str] = None  # no_kernel: the dispatch key that has no kernel
 
 
 def parse_torch_npu_line(text: str) -> Optional[TorchNpuRecord]:
@@ -109,6 +122,16 @@ def parse_torch_npu_line(text: str) -> Optional[TorchNpuRecord]:
         if m:
             op = _OPERATOR.search(text)
             return TorchNpuRecord(kind="async_inner", text=text.strip(), operator=op.group("op") if op else None)
+    if "CAUTION" in text:
+        m = _FALLBACK.search(text)
+        if m and not _FALLBACK_TAIL.search(text):
+            return TorchNpuRecord(kind="cpu_fallback", text=text.strip(), operator=m.group("op"))
+    if "Could not run" in text:
+        m = _NO_KERNEL.search(text)
+        if m:
+            return TorchNpuRecord(kind="no_kernel", text=text.strip(), operator=m.group("op"), backend=m.group("backend"))
+    if _CACHE_FLUSH in text:
+        return TorchNpuRecord(kind="cache_flush", text=text.strip())
     if "ERROR" in text or "FORCE STOP" in text:
         m = _DEVICE_FAULT.search(text)
         if m:

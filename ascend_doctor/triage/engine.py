@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Dict, List, Optional, Tuple
 
 from .events import Event, extract, sniff_plog
-from .incidents import Incident, build_incidents, link_by_kb, order_incidents, scope_events
+from .incidents import Incident, build_incidents, link_by_kb, merge_console_duplicates, order_incidents, relate_fallbacks, scope_events
 from .knowledge import Knowledge
 from .ranks import JobAnalysis, ProcessInfo, analyse
 from .reader import CHUNK, Counter, looks_binary
@@ -153,13 +153,18 @@ def triage_walk(walk: Walk, knowledge: Optional[Knowledge] = None, start: Option
     events = list(col.events.values())
     _apply_process_info(events, col)
     groups = scope_events(events, col.pid_origins)
-    incidents = build_incidents(groups, knowledge)
+    quiet_notes: List[str] = []
+    incidents = build_incidents(groups, knowledge, quiet_notes)
     for inc in incidents:
         info = col.processes.get((inc.scope[0], inc.pid)) if inc.pid is not None else None
         if info is not None:
             inc.rank = inc.rank if inc.rank is not None else info.rank
             inc.device = inc.device if inc.device is not None else info.device
-    job = analyse(incidents, col.hccl_context, col.processes)
+    incidents = merge_console_duplicates(incidents)
+    relate_fallbacks(incidents)
+    # advisories (warnings the job survived) take no part in finding the rank that failed
+    job = analyse([i for i in incidents if i.role != "advisory"], col.hccl_context, col.processes)
+    job.notes.extend(quiet_notes[:20])
     link_by_kb(incidents, knowledge)
     ordered = order_incidents(incidents + ([job.first] if job.first is not None and job.first.synthetic else []), job.first)
     stats.skipped = walk.skipped

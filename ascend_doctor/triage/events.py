@@ -8,7 +8,12 @@ Two readers share the parsers:
   the prefix stripper and the streaming parsers (CANN blocks, Python tracebacks), and
   records that sit next to each other in the same process (a traceback's last line, the
   torch_npu call and banner, the ``[Error]:`` hint, the CANN block) are merged into one
-  event, because together they describe one failure.
+  event, because together they describe one failure. Warnings that are not part of a
+  failure (torch_npu's CPU-fallback notice, the allocator's cache-flush line) stand alone.
+
+A console capture that mostly holds plog lines is scanned like a plog file, for
+``[ERROR]`` and for the fallback notice; its lines that are not plog lines go through the
+console line reader.
 """
 from __future__ import annotations
 
@@ -31,6 +36,8 @@ from .sources import Source
 # HCCL writes them there at its fixed INFO level, so debug logs are searched for errors alone)
 ERROR_NEEDLES = (b"[ERROR]",)
 PLOG_NEEDLES = ERROR_NEEDLES + (b"crimer rank", b"LocalRank Key Info", b"Entry-HcclCommInitRootInfo", b"_TIMEOUT set by")
+# stderr warnings worth a look in console captures scanned as plog (never in plog files themselves)
+CONSOLE_NEEDLES = (b"CAUTION: The operator",)
 _MERGE_GAP = 3  # console records this many lines apart or closer belong together
 _MAX_EVIDENCE = 12
 _DEVICE = re.compile(r"(?:device_id=|deviceId[=\[]|device is |devid=|Device:|device id: |NPU )(\d+)")
@@ -65,6 +72,8 @@ class Event:
     first_error: Optional[str] = None  # the CANN block's first recorded error
     exc_type: Optional[str] = None
     operator: Optional[str] = None
+    fallback_op: Optional[str] = None  # the operator of a CPU-fallback warning
+    standalone: bool = False  # never merged with neighbouring records (a warning, not part of a failure)
 
     @property
     def epoch(self) -> Optional[float]:
@@ -80,6 +89,8 @@ class Event:
 
     def signature(self) -> str:
         """What stays the same when this error repeats: module, function and text without numbers."""
+        if self.fallback_op is not None:
+            return f"fallback|{self.fallback_op}"  # one per operator: digits tell conv2d from conv3d
         head = self.first_error or self.text
         return f"{self.kind}|{self.module or ''}|{_DIGITS.sub('#', head)[:240]}"
 
@@ -98,6 +109,8 @@ def sniff_plog(sample: bytes) -> bool:
 def extract(source: Source, stream: BinaryIO, counter: Counter, plog_mode: bool) -> Iterator[Event]:
     if plog_mode:
         needles = ERROR_NEEDLES if source.log_class in ("debug", "security") else PLOG_NEEDLES
+        if _is_capture(source):
+            needles = needles + CONSOLE_NEEDLES
         yield from _plog_events(source, scan_candidates(stream, counter, needles))
     else:
         yield from _console_events(source, iter_lines(stream, counter))
@@ -129,11 +142,22 @@ def plog_event(source: Source, lineno: int, text: str, rec: PlogLine) -> Optiona
     return ev
 
 
+def _is_capture(source: Source) -> bool:
+    """Console output, stdin or a pasted file (not a file of a plog tree)."""
+    return source.log_class is None and source.kind_hint not in ("plog", "device")
+
+
 def _plog_events(source: Source, lines: Iterator[Tuple[int, bytes]]) -> Iterator[Event]:
+    capture = _is_capture(source)
     for lineno, raw in lines:
         text = decode_line(raw)
         rec = parse_plog_line(text)
         if rec is None:
+            if capture:  # a torch_npu banner or warning between the plog lines of a console capture
+                inner, prefix = strip_prefixes(text)
+                ev = _line_event(source, lineno, inner, prefix.pid, prefix.rank, prefix.worker)
+                if ev is not None:
+                    yield _finish(ev)
             continue
         ev = plog_event(source, lineno, text, rec)
         if ev is not None:
@@ -149,6 +173,8 @@ class _Assembler:
         self.current: Optional[Event] = None
 
     def add(self, ev: Event) -> List[Event]:
+        if ev.standalone:
+            return self.flush() + [_finish(ev)]
         cur = self.current
         if cur is not None and cur.has_banner and ev.opens_report:
             cur = None  # torch_npu prints the call, then its banner: a new call after a banner is a new failure
@@ -161,9 +187,14 @@ class _Assembler:
 
     def flush(self) -> List[Event]:
         cur, self.current = self.current, None
-        if cur is not None and cur.pid is None and cur.worker_pid is not None:
-            cur.pid = cur.worker_pid
-        return [cur] if cur is not None else []
+        return [_finish(cur)] if cur is not None else []
+
+
+def _finish(ev: Event) -> Event:
+    # a launcher's pid stands for the process when the record itself names none
+    if ev.pid is None and ev.worker_pid is not None:
+        ev.pid = ev.worker_pid
+    return ev
 
 
 def _same_process(a: Event, b: Event) -> bool:
@@ -314,6 +345,11 @@ def _line_event(source: Source, lineno: int, text: str, ppid: Optional[int], pra
     if tn is not None:
         if tn.kind in ("call", "aclnn", "async_inner", "device_fault"):
             ev.opens_report = True
+        if tn.kind == "cpu_fallback":
+            ev.fallback_op = tn.operator
+            ev.level = "WARNING"
+        if tn.kind in ("cpu_fallback", "cache_flush"):
+            ev.standalone = True
         if tn.kind == "banner":
             ev.has_banner = True
             ev.pid = tn.pid

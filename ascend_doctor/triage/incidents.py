@@ -8,6 +8,18 @@ most (a generic ``Task run failed`` gives way to the ``notify wait timeout`` rep
 with it). Incidents are then linked: across ranks by ``ranks.analyse`` (HCCL's own
 verdicts, then the first non-timeout error, then who waited for whom) and inside one
 job by the knowledge base's causal edges; the root cause comes first.
+
+Three refinements:
+- a CPU-fallback warning is not part of any failure: each operator gets one incident
+  (counted over processes and ranks) with the ``advisory`` role, placed after every
+  failure of the input;
+- context lines whose signal ``attach``es to a category (torch_npu's cache flushes) are
+  summed into a note on that process's incident of the category (an out-of-memory
+  error), with the first of them as evidence; without such an incident they become a
+  job-level note, never an incident;
+- a failure printed both on the console without a pid and in one process's plog (an
+  out-of-memory error raised in Python and logged by the allocator) is one incident,
+  kept on the plog side: see ``merge_console_duplicates``.
 """
 from __future__ import annotations
 
@@ -17,7 +29,7 @@ from typing import Dict, List, Optional, Tuple
 
 from .events import Event
 from .knowledge import Knowledge, Verdict
-from .signals import ROLE_ORDER
+from .signals import ROLE_ORDER, Signal
 
 GAP_S = 3600.0  # longer than HCCL_EXEC_TIMEOUT's default 1836 s, so a wait and its timeout stay together
 WINDOW_S = 10.0  # lines reported together with the first failure
@@ -25,6 +37,21 @@ _MAX_EVENTS_KEPT = 60
 _MAX_EVIDENCE = 8
 
 Scope = Tuple[str, Optional[int], Optional[int]]  # (origin, pid, rank-when-no-pid)
+
+
+@dataclass
+class Attachment:
+    """Context lines of one kind summed up on an incident (e.g. allocator cache flushes)."""
+
+    signal: Signal
+    count: int
+    first: Optional[str]
+    last: Optional[str]
+    evidence: Tuple[str, int, str]
+
+    def note(self) -> str:
+        return self.signal.attach_note.format(count=self.count, first=self.first or "time not logged",
+                                              last=self.last or "time not logged").strip()
 
 
 @dataclass
@@ -44,6 +71,8 @@ class Incident:
     notes: List[str] = field(default_factory=list)
     synthetic: bool = False
     evidence_override: Optional[List[Tuple[str, int, str]]] = None
+    title: Optional[str] = None  # this incident's own title (the signal's headline), else the verdict's
+    attachments: List[Attachment] = field(default_factory=list)
 
     @property
     def role(self) -> str:
@@ -62,20 +91,29 @@ class Incident:
                     out.append(c.value if c.family in ("acl", "cann", "torch_npu") else f"{c.family}:{c.value}")
         return out[:12]
 
+    @property
+    def display_title(self) -> str:
+        return self.title or self.verdict.title
+
+    def all_notes(self) -> List[str]:
+        return self.notes + [a.note() for a in self.attachments]
+
     def evidence(self) -> List[Tuple[str, int, str]]:
         if self.evidence_override is not None:
             return self.evidence_override
         out: List[Tuple[str, int, str]] = []
         seen = set()
+        room = _MAX_EVIDENCE - len(self.attachments)
         for ev in [self.headline] + sorted(self.events, key=_time_key):
             for ln, text in ev.evidence[: (6 if ev is self.headline else 2)]:
                 key = (ev.file, ln)
-                if key in seen:
+                if key in seen or len(out) >= room:
                     continue
                 seen.add(key)
                 out.append((ev.file, ln, text[:600]))
-                if len(out) >= _MAX_EVIDENCE:
-                    return out
+        for att in self.attachments:
+            if (att.evidence[0], att.evidence[1]) not in seen:
+                out.append(att.evidence)
         return out
 
 
@@ -100,16 +138,28 @@ def scope_events(events: List[Event], pid_origins: Dict[int, List[str]]) -> Dict
     return out
 
 
-def build_incidents(groups: Dict[Scope, List[Event]], knowledge: Knowledge) -> List[Incident]:
+def build_incidents(groups: Dict[Scope, List[Event]], knowledge: Knowledge, notes: Optional[List[str]] = None) -> List[Incident]:
+    """Incidents of every scope, then one advisory incident per fallen-back operator.
+
+    ``notes`` collects what context lines said where no incident could carry it.
+    """
     incidents: List[Incident] = []
+    fallbacks: Dict[str, List[Event]] = {}
     for scope, evs in groups.items():
-        evs = [e for e in evs if e.kind != "hccl" or e.level == "ERROR"]
-        if not evs:
+        kept = []
+        for e in evs:
+            if e.fallback_op is not None:
+                fallbacks.setdefault(e.fallback_op, []).append(e)
+            elif e.kind != "hccl" or e.level == "ERROR":
+                kept.append(e)
+        if not kept:
             continue
-        for part in _split_by_time(evs):
-            inc = _make_incident(scope, part, knowledge)
+        for part in _split_by_time(kept):
+            inc = _make_incident(scope, part, knowledge, notes)
             if inc is not None:
                 incidents.append(inc)
+    for op, evs in fallbacks.items():
+        incidents.append(_fallback_incident(op, evs, knowledge))
     return incidents
 
 
@@ -133,10 +183,13 @@ def _split_by_time(evs: List[Event]) -> List[List[Event]]:
     return parts
 
 
-def _make_incident(scope: Scope, evs: List[Event], knowledge: Knowledge) -> Optional[Incident]:
+def _make_incident(scope: Scope, evs: List[Event], knowledge: Knowledge, notes: Optional[List[str]] = None) -> Optional[Incident]:
     verdicts = [knowledge.resolve(e) for e in evs]
     pairs = [(e, v) for e, v in zip(evs, verdicts) if v.role != "context"]
+    attachable = [(e, v) for e, v in zip(evs, verdicts) if v.role == "context" and v.signal.attach_categories]
     if not pairs:
+        if attachable and notes is not None:
+            _note_unattached(scope, attachable, notes)
         return None
     pairs.sort(key=lambda p: _time_key(p[0]))
     main = [p for p in pairs if p[1].role in ("root", "symptom")] or pairs
@@ -154,7 +207,133 @@ def _make_incident(scope: Scope, evs: List[Event], knowledge: Knowledge) -> Opti
     times = [e.ts for e, _ in pairs if e.ts] + [e.last_ts for e, _ in pairs if e.last_ts]
     inc.first_seen = min(times) if times else None
     inc.last_seen = max(times) if times else None
+    if attachable:
+        _attach(inc, attachable)
     return inc
+
+
+def _attach(inc: Incident, context: List[Tuple[Event, Verdict]]) -> None:
+    """Sum up context lines that tell something about this incident (only those before its headline)."""
+    limit = inc.headline.epoch
+    by_signal: Dict[str, List[Event]] = {}
+    signals: Dict[str, Signal] = {}
+    for ev, v in context:
+        if inc.verdict.category not in v.signal.attach_categories:
+            continue
+        if limit is not None and ev.epoch is not None and ev.epoch > limit:
+            continue
+        by_signal.setdefault(v.signal.id, []).append(ev)
+        signals[v.signal.id] = v.signal
+    for sid, evs in by_signal.items():
+        evs.sort(key=_time_key)
+        first = evs[0]
+        stamps = [e.last_ts or e.ts for e in evs if e.last_ts or e.ts]
+        inc.attachments.append(Attachment(
+            signal=signals[sid], count=sum(e.count for e in evs), first=first.ts,
+            last=max(stamps) if stamps else None, evidence=(first.file, first.line, first.text[:600]),
+        ))
+
+
+def _note_unattached(scope: Scope, context: List[Tuple[Event, Verdict]], notes: List[str]) -> None:
+    by_signal: Dict[str, int] = {}
+    titles: Dict[str, str] = {}
+    for ev, v in context:
+        by_signal[v.signal.id] = by_signal.get(v.signal.id, 0) + ev.count
+        titles[v.signal.id] = v.signal.title
+    where = f"pid {scope[1]}" if scope[1] is not None else scope[0]
+    for sid, n in by_signal.items():
+        notes.append(f"{titles[sid]}: {n} line(s) in {where}, with no failure of that process near them")
+
+
+def _fallback_incident(op: str, evs: List[Event], knowledge: Knowledge) -> Incident:
+    """One operator that ran on the CPU, counted over every process and rank that said so."""
+    evs = sorted(evs, key=_time_key)
+    verdicts = [knowledge.resolve(e) for e in evs]
+    verdict = verdicts[0]
+    if verdict.role != "advisory":  # the parser saw the warning form: whatever matched, the job went on
+        verdict = Verdict(**{**verdict.__dict__, "role": "advisory"})
+    head = evs[0]
+    inc = Incident(events=evs[:_MAX_EVENTS_KEPT], verdicts=verdicts[:_MAX_EVENTS_KEPT], headline=head, verdict=verdict,
+                   scope=(head.origin, None, None))
+    inc.count = sum(e.count for e in evs)
+    template = verdict.signal.headline
+    inc.title = template.format(op=op) if template else None
+    ranks = sorted({e.rank for e in evs if e.rank is not None})
+    pids = sorted({e.pid for e in evs if e.pid is not None})
+    inc.rank = ranks[0] if len(ranks) == 1 else None
+    inc.pid = pids[0] if len(pids) == 1 else None
+    devices = {e.device for e in evs if e.device is not None}
+    inc.device = devices.pop() if len(devices) == 1 else None
+    if len(ranks) > 1:
+        inc.notes.append(f"reported by {len(ranks)} ranks ({', '.join(map(str, ranks))})")
+    elif len(pids) > 1:
+        inc.notes.append(f"reported by {len(pids)} processes")
+    times = [e.ts for e in evs if e.ts]
+    inc.first_seen = min(times) if times else None
+    inc.last_seen = max(times) if times else None
+    return inc
+
+
+def relate_fallbacks(incidents: List[Incident]) -> None:
+    """Cross-reference a fallen-back operator and a failure that names it (the CPU had no kernel either)."""
+    advisories = [i for i in incidents if i.role == "advisory" and i.headline.fallback_op]
+    if not advisories:
+        return
+    for fail in incidents:
+        if fail.role == "advisory" or fail.synthetic:
+            continue
+        text = fail.headline.match_text
+        for adv in advisories:
+            op = adv.headline.fallback_op
+            if f"'{op}'" in text or f" {op} " in text:
+                fail.notes.append(f"torch_npu had sent {op} to the CPU as a fallback before this failure "
+                                  f"({adv.headline.file}:{adv.headline.line})")
+                adv.notes.append("the fallback did not hold: a failure of this operator is reported above")
+
+
+def _oom_key(inc: Incident) -> Optional[Tuple[object, ...]]:
+    oom = inc.headline.oom
+    if oom is None or oom.requested is None:
+        return None  # without numbers two reports cannot be told to be the same one
+    return (oom.kind, oom.device, oom.requested, oom.total, oom.allocated, oom.active, oom.free, oom.reserved)
+
+
+def merge_console_duplicates(incidents: List[Incident]) -> List[Incident]:
+    """Fold a pid-less console report into the one process incident that reports the same failure.
+
+    Today that is an out-of-memory error with the same numbers (the exception text and
+    the allocator's plog line); when several processes match, nothing is merged and the
+    console report simply sorts after them (it has no time).
+    """
+    keyed: Dict[Tuple[object, ...], List[Incident]] = {}
+    for inc in incidents:
+        key = _oom_key(inc) if inc.pid is not None and not inc.synthetic else None
+        if key is not None:
+            keyed.setdefault(key, []).append(inc)
+    if not keyed:
+        return incidents
+    out: List[Incident] = []
+    for inc in incidents:
+        key = _oom_key(inc) if inc.pid is None and inc.headline.kind == "console" else None
+        owners = [o for o in keyed.get(key, []) if _compatible(o, inc)] if key is not None else []
+        if len(owners) != 1:
+            out.append(inc)
+            continue
+        owner = owners[0]
+        owner.events = (owner.events + inc.events)[:_MAX_EVENTS_KEPT]
+        owner.verdicts = (owner.verdicts + inc.verdicts)[:_MAX_EVENTS_KEPT]
+        owner.count += inc.count
+        have = {a.signal.id for a in owner.attachments}
+        owner.attachments.extend(a for a in inc.attachments if a.signal.id not in have)
+        owner.notes.append(f"also reported on the console ({inc.headline.file}:{inc.headline.line})")
+    return out
+
+
+def _compatible(a: Incident, b: Incident) -> bool:
+    for x, y in ((a.rank, b.rank), (a.device, b.device)):
+        if x is not None and y is not None and x != y:
+            return False
+    return True
 
 
 def _first(values) -> Optional[int]:
@@ -166,7 +345,7 @@ def _first(values) -> Optional[int]:
 
 def link_by_kb(incidents: List[Incident], knowledge: Knowledge) -> None:
     """An incident the KB says is an effect of an earlier one (within GAP_S) is attributed to it."""
-    by_time = sorted(incidents, key=lambda i: i.epoch)
+    by_time = sorted((i for i in incidents if i.role != "advisory"), key=lambda i: i.epoch)
     for i, effect in enumerate(by_time):
         if effect.caused_by is not None or effect.verdict.kb_id is None:
             continue
@@ -181,11 +360,15 @@ def link_by_kb(incidents: List[Incident], knowledge: Knowledge) -> None:
 
 
 def order_incidents(incidents: List[Incident], first: Optional[Incident]) -> List[Incident]:
-    """Root cause first: the job analysis's pick, then causes by role and time, then their effects."""
-    roots = [i for i in incidents if i.caused_by is None and i is not first]
+    """Root cause first: the job analysis's pick, then causes by role and time, then their effects,
+    then the advisories (warnings the job survived), most repeated first."""
+    advisories = [i for i in incidents if i.role == "advisory" and i is not first]
+    failures = [i for i in incidents if i.role != "advisory"]
+    roots = [i for i in failures if i.caused_by is None and i is not first]
     roots.sort(key=lambda i: (ROLE_ORDER.get(i.role, 9), i.epoch, -i.verdict.weight))
     ordered: List[Incident] = ([first] if first is not None else []) + roots
     placed = set(id(i) for i in ordered)
-    rest = [i for i in incidents if id(i) not in placed]
+    rest = [i for i in failures if id(i) not in placed]
     rest.sort(key=lambda i: (i.epoch, ROLE_ORDER.get(i.role, 9)))
-    return ordered + rest
+    advisories.sort(key=lambda i: (-i.count, i.epoch, i.headline.file, i.headline.line))
+    return ordered + rest + advisories

@@ -4,6 +4,10 @@ The knowledge base (``ascend_doctor.kb``) names the failure, its category, its f
 its causal edges; the signals (``data/signals.yaml``) add how the failure behaves in a
 job (root cause, waiting symptom, wrapper). Results are cached per event signature, so
 an error repeated a million times is looked up once.
+
+The ``advisory`` role comes from the signals even when the KB names the entry: a
+warning the job survived (a CPU fallback) stays behind every failure whatever the
+entry's role. A line the KB calls harmless (``noise``) and no signal claims is context.
 """
 from __future__ import annotations
 
@@ -16,7 +20,8 @@ from .events import Event
 from .signals import Signal, UNKNOWN, classify, load_signals
 
 _KB_ROLE = {"cause": "root", "symptom": "symptom", "wrapper": "wrapper", "noise": "context"}
-_ROLE_WEIGHT = {"root": 60, "symptom": 55, "wrapper": 10, "context": 0}
+_ROLE_WEIGHT = {"root": 60, "symptom": 55, "wrapper": 10, "advisory": 5, "context": 0}
+_SIGNAL_ROLES = ("advisory",)  # how the line behaves in a job beats the KB entry's role
 _MIN_KB_SCORE = 0.0
 
 
@@ -71,21 +76,30 @@ class Knowledge:
         text = ev.match_text
         codes = [c for c in (kb_code(c) for c in ev.codes) if c]
         sig = classify(text, ev.code_values, self.signals)
-        best = None
+        best = noise = None
         if self.kb is not None:
             try:
                 matches = self.kb.match(text, codes=codes, module=ev.module)
             except Exception:  # a KB bug must not stop triage; the signals still answer
                 matches = []
             for m in matches:
-                if m.score > _MIN_KB_SCORE and getattr(m.entry, "role", "cause") != "noise":
+                if m.score <= _MIN_KB_SCORE:
+                    continue
+                if getattr(m.entry, "role", "cause") != "noise":
                     best = m
                     break
+                noise = noise or m
+        if best is None and noise is not None and sig is UNKNOWN:
+            entry = noise.entry
+            return Verdict(role="context", category=entry.category, weight=0, title=entry.title, cause=entry.cause or entry.title,
+                           fix_text=sig.fix_text, fix_commands=[], signal=sig, kb_id=entry.id)
         if best is None:
             return Verdict(role=sig.role, category=sig.category, weight=sig.weight, title=sig.title,
                            cause=sig.title, fix_text=sig.fix_text, fix_commands=list(sig.fix_commands), signal=sig)
         entry = best.entry
         role = _KB_ROLE.get(getattr(entry, "role", "cause"), "root")
+        if sig.role in _SIGNAL_ROLES:
+            role = sig.role
         weight = sig.weight if (sig is not UNKNOWN and sig.role == role) else _ROLE_WEIGHT[role]
         if role == "root" and sig is not UNKNOWN and sig.role == "root":
             weight = max(weight, sig.weight)

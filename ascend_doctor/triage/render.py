@@ -36,7 +36,7 @@ def incident_json(inc: Incident, index: Dict[int, int]) -> Dict[str, Any]:
     v = inc.verdict
     return {
         "category": v.category,
-        "title": v.title,
+        "title": inc.display_title,
         "root_cause": root_cause_line(inc),
         "role": "root_cause" if v.role == "root" else v.role,
         "kb": v.kb_id,
@@ -54,7 +54,8 @@ def incident_json(inc: Incident, index: Dict[int, int]) -> Dict[str, Any]:
         "fix": {"text": v.fix_text, "commands": list(v.fix_commands)},
         "checks": list(v.checks),
         "explain": explain_hint(inc),
-        "notes": list(inc.notes),
+        "notes": inc.all_notes(),
+        "attached": [{"signal": a.signal.id, "count": a.count, "first": a.first, "last": a.last} for a in inc.attachments],
     }
 
 
@@ -123,13 +124,17 @@ def render_text(report: TriageReport) -> str:
             label = "symptom"
         elif v.role == "root":
             label = "root cause" if i == 0 and inc.caused_by is None else "cause"
+        elif v.role == "advisory":
+            label = "warning"
         else:
             label = "reported"
-        out.append(f"{i + 1}. [{v.category}] {v.title}{caused}")
+        out.append(f"{i + 1}. [{v.category}] {inc.display_title}{caused}")
         out.append(f"   {label}: {root_cause_line(inc)}")
         where = _where(inc)
         if where:
             out.append(f"   where: {where}")
+        for note in inc.all_notes():
+            out.append(f"   note: {note}")
         out.append("   evidence:")
         for f, ln, t in inc.evidence():
             out.append(f"     {f}:{ln}  {t[:300]}")
@@ -167,11 +172,14 @@ def render_md(report: TriageReport) -> str:
         rank = f"rank {job.first_rank}" if job.first_rank is not None else "not identified"
         out.append(f"**First failing rank:** {rank} ({job.method}) — {job.reason}" if job.method != "incomplete" else f"**Note:** {job.reason}")
         out.append("")
+    for note in job.notes:
+        out.append(f"**Note:** {note}")
+        out.append("")
     index = {id(inc): i for i, inc in enumerate(report.incidents)}
     for i, inc in enumerate(report.incidents):
         v = inc.verdict
         caused = f" (caused by #{index[id(inc.caused_by)] + 1})" if inc.caused_by is not None and id(inc.caused_by) in index else ""
-        out.append(f"## {i + 1}. `{v.category}` {v.title}{caused}")
+        out.append(f"## {i + 1}. `{v.category}` {inc.display_title}{caused}")
         out.append("")
         out.append(f"- **Cause:** {root_cause_line(inc)}")
         where = _where(inc)
@@ -179,6 +187,8 @@ def render_md(report: TriageReport) -> str:
             out.append(f"- **Where:** {where}")
         if v.kb_id:
             out.append(f"- **KB:** `{v.kb_id}`")
+        for note in inc.all_notes():
+            out.append(f"- **Note:** {note}")
         out.append("")
         out.append("Evidence:")
         out.append("")

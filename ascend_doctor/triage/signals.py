@@ -4,6 +4,11 @@ Loaded from ``data/signals.yaml`` on first use. The knowledge base says what a f
 is and how to fix it; signals say how it behaves in a failing job (a root cause, a
 symptom of waiting for another rank, or a wrapper that points elsewhere), which is what
 ranking and the cross-rank analysis need.
+
+Two optional fields shape incidents: ``headline`` (a title template filled from the
+event, e.g. ``{op} runs on the CPU``) and, for context lines, ``attach`` (a note added
+to an incident of the named categories in the same process, e.g. how often torch_npu's
+allocator flushed its cache before an out-of-memory error).
 """
 from __future__ import annotations
 
@@ -14,8 +19,10 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Pattern
 
 from ..model import CATEGORIES
 
-ROLES = ("root", "symptom", "wrapper", "context")
-ROLE_ORDER = {"root": 0, "symptom": 1, "wrapper": 2, "context": 3}
+# advisory: not a failure (the job went on) but worth acting on, e.g. an operator running on the CPU;
+# reported after every failure of the same input, and the finding only when nothing failed
+ROLES = ("root", "symptom", "wrapper", "advisory", "context")
+ROLE_ORDER = {"root": 0, "symptom": 1, "wrapper": 2, "advisory": 3, "context": 4}
 _DATA = Path(__file__).with_name("data") / "signals.yaml"
 
 
@@ -31,6 +38,9 @@ class Signal:
     fix_text: str
     fix_commands: List[str]
     examples: List[Dict[str, str]] = field(default_factory=list)
+    headline: str = ""  # incident title template: {op}
+    attach_categories: FrozenSet[str] = frozenset()
+    attach_note: str = ""  # template: {count}, {first}, {last}
 
     def matches(self, text: str, codes: Iterable[str]) -> bool:
         if self.codes and not self.codes.isdisjoint(codes):
@@ -71,11 +81,18 @@ def load_signals(path: Optional[Path] = None) -> List[Signal]:
         except re.error as exc:
             raise SignalDataError(f"{sid}: bad pattern: {exc}") from None
         fix = item.get("fix") or {}
+        attach = item.get("attach") or {}
+        bad = [c for c in attach.get("categories", []) if c not in CATEGORIES]
+        if bad:
+            raise SignalDataError(f"{sid}: unknown attach category {bad[0]}")
+        if attach and item["role"] != "context":
+            raise SignalDataError(f"{sid}: only context signals attach notes to incidents")
         out.append(Signal(
             id=sid, role=item["role"], category=item["category"], weight=int(item["weight"]), title=item["title"],
             patterns=patterns, codes=frozenset(str(c) for c in item.get("codes", [])),
             fix_text=fix.get("text", ""), fix_commands=list(fix.get("commands", [])),
-            examples=list(item.get("examples", [])),
+            examples=list(item.get("examples", [])), headline=item.get("headline", ""),
+            attach_categories=frozenset(attach.get("categories", [])), attach_note=attach.get("note", ""),
         ))
     out.sort(key=lambda s: -s.weight)
     if path is None:

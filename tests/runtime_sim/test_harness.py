@@ -30,15 +30,6 @@ FAILING = ("fail", "timeout", "error")
 CHECK_TIMEOUT = 60.0
 
 KNOWN_DOCTOR_GAPS: Dict[str, str] = {
-    "cpu_fallback": (
-        "triage finds no event in torch_npu's CPU-fallback warning ('[W compiler_depend.ts:51] Warning: CAUTION: "
-        "The operator 'aten::...' is not currently supported on the NPU backend and will fall back to run on the CPU')"
-    ),
-    "oom_fragmentation_serving": (
-        "triage ranks an 'other' incident first: torch_npu's benign allocator line 'Get a block from the existing "
-        "pool failed. Try to free cached blocks and reallocate. This error log can be ignored.' (earliest by time) "
-        "comes before the real OOM, which triage does classify as oom_fragmentation"
-    ),
 }
 
 
