@@ -104,13 +104,14 @@ def check(
 @app.command()
 def triage(
     paths: List[str] = typer.Argument(..., help="Log files, directories (~/ascend/log trees, several ranks), .gz/.tar.gz, or - for stdin.", metavar="PATH..."),
+    verbose: int = typer.Option(0, "-v", "--verbose", count=True, help="Every incident with all its evidence."),
     json_out: bool = JSON_OPT,
     fmt: str = FORMAT_OPT,
 ) -> None:
     """Name the root cause of a failure from plogs, device logs and console output."""
     from .commands.triage import run_triage
 
-    _call(run_triage, paths, "json" if json_out else fmt)
+    _call(run_triage, paths, "json" if json_out else fmt, verbose=verbose)
 
 
 @app.command(context_settings={"ignore_unknown_options": True})
@@ -123,6 +124,27 @@ def explain(
     from .commands.explain import run_explain
 
     _call(run_explain, " ".join(query), "json" if json_out else fmt)
+
+
+@app.command()
+def oom(
+    text: Optional[List[str]] = typer.Argument(None, help="The out-of-memory line, quoted; - reads it from stdin.", metavar="[TEXT]"),
+    file: Optional[List[str]] = typer.Option(None, "--file", "-f", help="Log file, directory or archive to scan (repeatable; - is stdin).", metavar="F"),
+    stats: Optional[str] = typer.Option(None, "--stats", help="torch.npu.memory_stats() as JSON or printed dict, or a memory_summary() table.", metavar="F"),
+    snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Memory snapshot: _dump_snapshot() / OOM_SNAPSHOT_ENABLE pickle, or JSON.", metavar="F"),
+    npu_smi: Optional[str] = typer.Option(None, "--npu-smi", help="Saved `npu-smi info` output: who else holds the device.", metavar="F"),
+    device: Optional[int] = typer.Option(None, "--device", help="Device to analyse (default: the one in the message).", metavar="N"),
+    pid: Optional[int] = typer.Option(None, "--pid", help="Pid of the failing process (to tell it from others in npu-smi).", metavar="PID"),
+    torch_npu: Optional[str] = typer.Option(None, "--torch-npu", help="torch_npu version, to say which allocator settings it has (2.1.0.post13, 7.2.0).", metavar="V"),
+    alloc_conf: Optional[str] = typer.Option(None, "--alloc-conf", help="PYTORCH_NPU_ALLOC_CONF the job ran with (default: what the log shows).", metavar="S"),
+    json_out: bool = JSON_OPT,
+    fmt: str = FORMAT_OPT,
+) -> None:
+    """Out of memory: capacity, fragmentation of the caching pool, or memory held by someone else? With the fix."""
+    from .commands.oom import run_oom
+
+    _call(run_oom, " ".join(text) if text else None, files=file, stats=stats, snapshot=snapshot, npu_smi=npu_smi,
+          device=device, pid=pid, torch_npu=torch_npu, alloc_conf=alloc_conf, fmt=fmt, json_flag=json_out)
 
 
 @app.command(context_settings={"allow_interspersed_args": True})

@@ -19,6 +19,7 @@ def run_triage(
     err: Optional[TextIO] = None,
     stdin: Optional[BinaryIO] = None,
     use_kb: bool = True,
+    verbose: int = 0,
 ) -> int:
     """Triage ``paths`` (files, directories, archives, ``-`` for stdin) and print the report."""
     out = out or sys.stdout
@@ -54,5 +55,5 @@ def run_triage(
     elif fmt == "md":
         out.write(render.render_md(report))
     else:
-        out.write(render.render_text(report))
+        out.write(render.render_text(report, verbose=verbose))
     return 1 if report.incidents else 0

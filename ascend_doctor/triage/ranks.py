@@ -167,21 +167,25 @@ def _pick_or_make(by_rank: Dict[int, List[Incident]], rank: Optional[int], ev: E
         return min(causes or own, key=lambda i: i.epoch)
     if not symptoms:
         return None
-    return _synthetic(symptoms[0], rank, why, [(ev.file, ev.line, ev.text)])
+    return _synthetic(symptoms[0], rank, why, [(ev.file, ev.line, ev.text)], ts=ev.ts)
 
 
-def _synthetic(template: Incident, rank: Optional[int], why: str, evidence) -> Incident:
+def _synthetic(template: Incident, rank: Optional[int], why: str, evidence, ts: Optional[str] = None) -> Incident:
     sig = signal_by_id("hccl_verdict")
     assert sig is not None
     who = f"Rank {rank}" if rank is not None else "A peer rank"
     verdict = Verdict(
         role="root", category="hccl_comm", weight=sig.weight, title=f"{who} stopped taking part in the collective",
         cause=f"{who} stopped taking part in the collective ({why})",
-        fix_text=f"Read {('rank ' + str(rank)) if rank is not None else 'that rank'}'s own logs (its plog and console) for the failure that stopped it: a crash, an OOM, a hang in a slow step such as checkpointing, or a killed process.",
-        fix_commands=["ascend-doctor triage <that rank's log dir>", "npu-smi info"], signal=sig,
+        fix_text=(f"{who} logged no error of its own here: it hung or died without a word (a stuck data loader or "
+                  "checkpoint, a deadlock, an OOM-killed or crashed process). On its host, see whether the process is "
+                  "alive and where it waits, read its console, and triage its own logs if they were not among these."),
+        fix_commands=["ps -eo pid,stat,etime,cmd | grep -i python", "py-spy dump --pid <pid of that rank>",
+                      "dmesg -T | grep -i -E 'killed process|out of memory' | tail", "ascend-doctor triage <that rank's ~/ascend/log> <its console log>"],
+        signal=sig,
     )
     inc = Incident(events=[], verdicts=[], headline=template.headline, verdict=verdict, scope=("<job>", None, rank),
-                   rank=rank, synthetic=True, first_seen=template.first_seen, last_seen=template.last_seen)
+                   rank=rank, synthetic=True, first_seen=ts or template.first_seen, last_seen=template.last_seen)
     inc.evidence_override = list(evidence) or [(template.headline.file, template.headline.line, template.headline.text[:600])]
     return inc
 

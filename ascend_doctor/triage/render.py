@@ -102,10 +102,13 @@ def _summary(report: TriageReport) -> str:
     n = len(report.incidents)
     head = f"{n} incident{'s' if n != 1 else ''}" if n else "no incidents"
     return (f"{head} in {s.files} file{'s' if s.files != 1 else ''} ({_size(s.bytes)}, {s.lines} lines, "
-            f"{s.events} error lines) in {s.seconds:.1f} s")
+            f"{s.events} error lines) in {s.seconds:.2f} s")
 
 
-def render_text(report: TriageReport) -> str:
+def render_text(report: TriageReport, verbose: int = 0) -> str:
+    """The report for a terminal. Quiet by default: effects of an earlier incident that say
+    the same thing (seven ranks timing out on the one that failed) fold into one entry, and
+    evidence is cut to a few short lines; ``verbose`` shows everything."""
     out: List[str] = [f"ascend-doctor triage: {_summary(report)}"]
     index = {id(inc): i for i, inc in enumerate(report.incidents)}
     job = report.job
@@ -116,10 +119,21 @@ def render_text(report: TriageReport) -> str:
         out.append(f"note: {job.reason}")
     for note in job.notes:
         out.append(f"note: {note}")
-    for i, inc in enumerate(report.incidents):
+    groups = _fold_effects(report.incidents) if not verbose else [[inc] for inc in report.incidents]
+    for group in groups:
+        inc = group[0]
+        i = index[id(inc)]
         v = inc.verdict
         out.append("")
         caused = f"  (caused by #{index[id(inc.caused_by)] + 1})" if inc.caused_by is not None and id(inc.caused_by) in index else ""
+        if len(group) > 1:
+            last = index[id(group[-1])]
+            out.append(f"{i + 1}-{last + 1}. [{v.category}] {inc.display_title}{caused}")
+            out.append(f"   {v.role}: the same on {len(group)} processes; each is an effect of #{index[id(inc.caused_by)] + 1}")
+            for member in sorted(group, key=lambda m: (m.rank is None, m.rank or 0, m.pid or 0)):
+                out.append(f"     {_where(member)}")
+            out.append("   (ascend-doctor triage -v shows each one's evidence)")
+            continue
         if v.role == "symptom":
             label = "symptom"
         elif v.role == "root":
@@ -136,8 +150,12 @@ def render_text(report: TriageReport) -> str:
         for note in inc.all_notes():
             out.append(f"   note: {note}")
         out.append("   evidence:")
-        for f, ln, t in inc.evidence():
-            out.append(f"     {f}:{ln}  {t[:300]}")
+        evidence = inc.evidence()
+        shown = evidence if verbose else evidence[:_QUIET_EVIDENCE]
+        for f, ln, t in shown:
+            out.append(f"     {f}:{ln}  {t[:300] if verbose else _cut(t, _QUIET_WIDTH)}")
+        if len(shown) < len(evidence):
+            out.append(f"     ... {len(evidence) - len(shown)} more line(s) with -v")
         if v.fix_text:
             out.append(f"   fix: {v.fix_text}")
         for cmd in v.fix_commands:
@@ -148,6 +166,31 @@ def render_text(report: TriageReport) -> str:
             out.append("   more: " + " · ".join(refs))
     _skipped_text(report, out)
     return "\n".join(out) + "\n"
+
+
+_QUIET_EVIDENCE = 4
+_QUIET_WIDTH = 180
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _fold_effects(incidents: List[Incident]) -> List[List[Incident]]:
+    """Runs of incidents caused by the same earlier one and titled alike, as groups."""
+    groups: List[List[Incident]] = []
+    for inc in incidents:
+        prev = groups[-1][0] if groups else None
+        if (
+            prev is not None
+            and inc.caused_by is not None
+            and inc.caused_by is prev.caused_by
+            and inc.display_title == prev.display_title
+        ):
+            groups[-1].append(inc)
+        else:
+            groups.append([inc])
+    return groups
 
 
 def _skipped_text(report: TriageReport, out: List[str]) -> None:
