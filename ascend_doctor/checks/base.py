@@ -26,6 +26,18 @@ GROUPS = (
     ("logs", "Logs"),
 )
 
+# The check whose summary stands for its whole group when every check there passed.
+GROUP_HEADLINE = {
+    "container": "container.detected",
+    "driver": "driver.installed",
+    "devices": "npu_smi.info",
+    "toolkit": "toolkit.installed",
+    "environment": "env.set_env",
+    "python": "python.packages",
+    "runtime": "runtime.small_op",
+    "logs": "logs.recent_errors",
+}
+
 
 @dataclass
 class Options:

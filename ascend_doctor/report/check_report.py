@@ -5,7 +5,7 @@ from collections import Counter
 from typing import Any, Dict, List, TextIO
 
 from .. import __version__
-from ..checks.base import group_title
+from ..checks.base import GROUP_HEADLINE, group_title
 from ..model import SCHEMA, Finding, Status
 from .console import escape, make_console, mark
 
@@ -55,6 +55,8 @@ def _next_step(findings: List[Finding]) -> str:
 
 
 def render_text(findings: List[Finding], host_info: Dict[str, Any], duration_s: float, verbose: int = 0, stream: TextIO = None) -> None:
+    """flutter-doctor style: one line per area when all is well, the area's checks when not;
+    ``verbose`` lists every check with its evidence and timing."""
     console = make_console(stream)
     where = host_info.get("root", "/")
     if host_info.get("sim"):
@@ -64,28 +66,53 @@ def render_text(findings: List[Finding], host_info: Dict[str, Any], duration_s: 
     if host_info.get("container"):
         head += " · container"
     console.print(f"[bold]{escape(head)}[/bold]")
-    width = max((len(f.title) for f in findings), default=20)
-    group = None
+    groups: Dict[str, List[Finding]] = {}
     for f in findings:
-        if f.status == Status.SKIP and not verbose:
+        groups.setdefault(f.group, []).append(f)
+    gwidth = max((len(group_title(g)) for g in groups), default=12)
+    for group, members in groups.items():
+        shown = [f for f in members if f.status != Status.SKIP or verbose]
+        if not shown:
             continue
-        if f.group != group:
-            group = f.group
-            console.print(f"\n[bold]{escape(group_title(group))}[/bold]")
-        timing = f" [dim]({f.duration_ms:.0f} ms)[/dim]" if verbose else ""
-        console.print(f"  {mark(f.status, console)} {escape(f.title.ljust(width))}  {escape(f.summary)}{timing}")
-        if f.status in PROBLEMS or verbose > 0:
-            _detail(console, f, verbose)
+        worst = _worst(members)
+        if not verbose and worst in (Status.OK, Status.SKIP):
+            line = _group_line(group, members)
+            console.print(f"{mark(worst, console)} {escape(group_title(group).ljust(gwidth))}  {escape(line)}")
+            continue
+        console.print(f"{mark(worst, console)} [bold]{escape(group_title(group))}[/bold]")
+        # inside a troubled area, what was skipped because of the trouble is part of the story
+        shown = [f for f in members if f.status != Status.SKIP or verbose or f.data.get("blocked_by")]
+        width = max(len(f.title) for f in shown)
+        for f in shown:
+            timing = f" [dim]({f.duration_ms:.0f} ms)[/dim]" if verbose else ""
+            console.print(f"    {mark(f.status, console)} {escape(f.title.ljust(width))}  {escape(f.summary)}{timing}")
+            if f.status in PROBLEMS or verbose > 0:
+                _detail(console, f, verbose)
     line = _summary_line(findings, duration_s)
     v = verdict(findings)
     colour = {"fail": "red", "warn": "yellow", "ok": "green"}[v]
     console.print(f"\n[{colour}]{escape(line)}.[/{colour}] {escape(_next_step(findings))}")
-    if not verbose and any(f.status == Status.SKIP for f in findings):
-        console.print("[dim]Run with -v for evidence, timings and skipped checks.[/dim]")
+    if not verbose:
+        console.print("[dim]Run with -v for every check, its evidence and timing.[/dim]")
+
+
+_SEVERITY = {Status.FAIL: 5, Status.ERROR: 4, Status.TIMEOUT: 3, Status.WARN: 2, Status.OK: 1, Status.SKIP: 0}
+
+
+def _worst(members: List[Finding]) -> Status:
+    return max((f.status for f in members), key=lambda s: _SEVERITY[s])
+
+
+def _group_line(group: str, members: List[Finding]) -> str:
+    passed = [f for f in members if f.status == Status.OK]
+    if not passed:
+        return members[0].summary
+    headline = next((f for f in passed if f.id == GROUP_HEADLINE.get(group)), passed[0])
+    return f"{headline.summary} · {len(passed)} check{'s' if len(passed) != 1 else ''} passed"
 
 
 def _detail(console, f: Finding, verbose: int) -> None:
-    pad = "      "
+    pad = "        "
     show_evidence = f.status in PROBLEMS or verbose
     if show_evidence:
         for label, value in (("found", f.evidence.found), ("required", f.evidence.required), ("source", f.evidence.source)):
