@@ -50,9 +50,13 @@ def write_python(tree: Tree, plan: HostPlan, env_file_rel: str) -> None:
     site = plan.site_packages
     tree.mkdir(site)
     launcher = _standin("python3_launcher.py")
-    launcher = launcher.replace("@@SITE_PACKAGES@@", site.lstrip("/")).replace("@@ENV_FILE@@", env_file_rel)
-    tree.write(PYTHON3, f"#!{plan.python_exe} -IS\n" + launcher, mode=0o755)
     py = plan.scenario.host.python
+    launcher = (
+        launcher.replace("@@SITE_PACKAGES@@", site.lstrip("/"))
+        .replace("@@ENV_FILE@@", env_file_rel)
+        .replace("@@PYTHON_VERSION@@", py.version)
+    )
+    tree.write(PYTHON3, f"#!{plan.python_exe} -IS\n" + launcher, mode=0o755)
     if py.torch:
         tree.write(f"{site}/torch/__init__.py", _standin("torch_init.py"))
         tree.write(f"{site}/torch/version.py", f"__version__ = {py.torch!r}\ncuda = None\ndebug = False\n")

@@ -7,6 +7,8 @@ dataclasses; any problem raises ScenarioError naming the file and the dotted fie
 """
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -94,6 +96,9 @@ class EnvSpec:
 class PythonSpec:
     torch: Optional[str] = None
     torch_npu: Optional[str] = None
+    # what the host's python3 reports, whatever interpreter runs the simulation (3.10 is in
+    # every torch_npu line the catalog uses)
+    version: str = "3.10.12"
 
 
 @dataclass(frozen=True)
@@ -380,9 +385,12 @@ def _env(r: _Reader, raw: Any) -> EnvSpec:
 def _python(r: _Reader, raw: Any, known: Optional[KnownValues]) -> PythonSpec:
     if raw is None:
         return PythonSpec()
-    p = r.mapping(raw, "host.python", ("torch", "torch_npu"))
+    p = r.mapping(raw, "host.python", ("torch", "torch_npu", "version"))
     torch_npu = r.string(p.get("torch_npu"), "host.python.torch_npu", known.torch_npu if known else (), optional=True)
-    return PythonSpec(torch=r.string(p.get("torch"), "host.python.torch", optional=True), torch_npu=torch_npu)
+    version = r.string(p.get("version"), "host.python.version", optional=True) or PythonSpec.version
+    if not re.fullmatch(r"3\.\d+\.\d+", version):
+        raise r.error("host.python.version", f"{version!r} is not a Python version such as 3.10.12")
+    return PythonSpec(torch=r.string(p.get("torch"), "host.python.torch", optional=True), torch_npu=torch_npu, version=version)
 
 
 def _workload(r: _Reader, raw: Any) -> Optional[WorkloadSpec]:

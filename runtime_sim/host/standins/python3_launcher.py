@@ -12,6 +12,7 @@ import sys
 
 SITE_PACKAGES = "@@SITE_PACKAGES@@"  # relative to the tree root
 ENV_FILE = "@@ENV_FILE@@"  # relative to the tree root
+PYTHON_VERSION = "@@PYTHON_VERSION@@"  # the version this host's python3 reports
 USAGE = "usage: python3 [option] ... [-c cmd | -m mod | file | -] [arg] ..."
 
 
@@ -38,6 +39,17 @@ def _login_environment(root):
         os.environ.setdefault(key, value)
 
 
+def _pretend_version():
+    # Reported, not real: set after the launcher's own imports, just before the user's code
+    # runs, so a probe sees the host's Python while the standard library keeps working.
+    from collections import namedtuple
+
+    fields = namedtuple("version_info", "major minor micro releaselevel serial")
+    major, minor, micro = (int(p) for p in PYTHON_VERSION.split("."))
+    sys.version_info = fields(major, minor, micro, "final", 0)
+    sys.version = "%s (simulated host)" % PYTHON_VERSION
+
+
 def main(argv):
     root = _root()
     args = list(argv)
@@ -45,7 +57,7 @@ def main(argv):
     while args and args[0].startswith("-") and args[0] not in ("-", "-c", "-m"):
         opt = args.pop(0)
         if opt in ("-V", "--version"):
-            sys.stdout.write("Python %d.%d.%d\n" % sys.version_info[:3])
+            sys.stdout.write("Python %s\n" % PYTHON_VERSION)
             return 0
         if opt == "-S":
             use_site = False
@@ -61,6 +73,7 @@ def main(argv):
     if use_site:
         sys.path.append(os.path.join(root, SITE_PACKAGES))
     sys.executable = os.path.abspath(__file__)
+    _pretend_version()
     if not args or args[0] == "-":
         sys.argv = [""] + args[1:]
         exec(compile(sys.stdin.read(), "<stdin>", "exec"), {"__name__": "__main__"})
