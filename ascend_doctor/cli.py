@@ -128,7 +128,7 @@ def explain(
 
 @app.command()
 def oom(
-    text: Optional[List[str]] = typer.Argument(None, help="The out-of-memory line, quoted; - reads it from stdin.", metavar="[TEXT]"),
+    text: Optional[List[str]] = typer.Argument(None, help="The out-of-memory line, quoted; - reads it from stdin.", metavar="TEXT"),
     file: Optional[List[str]] = typer.Option(None, "--file", "-f", help="Log file, directory or archive to scan (repeatable; - is stdin).", metavar="F"),
     stats: Optional[str] = typer.Option(None, "--stats", help="torch.npu.memory_stats() as JSON or printed dict, or a memory_summary() table.", metavar="F"),
     snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Memory snapshot: _dump_snapshot() / OOM_SNAPSHOT_ENABLE pickle, or JSON.", metavar="F"),

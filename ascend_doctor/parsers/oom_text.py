@@ -1,30 +1,41 @@
-"""Out-of-memory messages of torch_npu and of PyTorch on CUDA, with their numbers.
+"""Out-of-memory messages of torch_npu and of PyTorch on CUDA/ROCm, with their numbers.
 
 Templates (shared/reference/formats-plog-errors.md §4.4, memory-fragmentation.md §2):
 torch_npu caching allocator (``...reserved in total by PyTorch) If reserved`` before
 26.0.0, ``...PyTorch).If reserved`` after), the fraction-limit rejection, the 1 EB
 guard, the workspace allocator, GE's first-op ``NPU out of memory. device id: N``,
 pinned host memory (``Rried`` is in the original); CUDA's "cached" (1.0-1.3),
-"reserved in total" (1.4-2.0) and "GPU d has a total capacity" (2.1+) forms.
+"reserved in total" (1.4-2.0) and "GPU d has a total capacity" (2.1+) forms, the last
+also as ROCm's ``HIP out of memory``.
 
-``classify`` applies the decision rules of memory-fragmentation.md §2.4 to the
-numbers: cached-but-unusable memory at least as large as the request means
-fragmentation; otherwise the device is full (capacity).
+``classify`` applies the decision rules of memory-fragmentation.md §2.4
+(``ascend_doctor.memory.rules``) and returns the shared category; ``reading`` gives
+the numbers with their printing error for callers that want the full decision.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Optional
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+
+if TYPE_CHECKING:  # imported lazily: triage parses OOM lines without the memory package
+    from ..memory.rules import Reading
 
 _SIZE = r"[\d.]+ (?:bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB)"
 _UNITS = {"bytes": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
           "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30}
 
+# the head ("NPU out of memory. ") is optional: reports often quote only the part with the numbers
 _NPU = re.compile(
-    r"NPU out of memory\. Tried to allocate (?P<req>" + _SIZE + r") \(NPU (?P<dev>\d+); (?P<total>" + _SIZE + r") total capacity; "
+    r"(?:NPU out of memory\. )?Tried to allocate (?P<req>" + _SIZE + r") \(NPU (?P<dev>\d+); (?P<total>" + _SIZE + r") total capacity; "
     r"(?P<alloc>" + _SIZE + r") already allocated; (?P<active>" + _SIZE + r") current active; (?P<free>" + _SIZE + r") free; "
     r"(?:(?P<allowed>" + _SIZE + r") allowed; )?(?P<reserved>" + _SIZE + r") reserved in total by PyTorch\)(?P<tail>\.?)"
+)
+# the same text cut short (issue titles, truncated log lines): whatever fields survive
+_NPU_PARTIAL = re.compile(
+    r"NPU out of memory\. Tried to allocate (?P<req>" + _SIZE + r") \(NPU (?P<dev>\d+); (?P<total>" + _SIZE + r") total capacity;"
+    r"(?: (?P<alloc>" + _SIZE + r") already allocated;)?(?: (?P<active>" + _SIZE + r") current active;)?"
+    r"(?: (?P<free>" + _SIZE + r") free;)?"
 )
 _NPU_FRACTION = re.compile(r"NPU out of memory\. Allocation was preemptively rejected because it would exceed per_process_memory_fraction limit\.(?: Requested size: (?P<req>" + _SIZE + r"))?")
 _NPU_HUGE = re.compile(r"NPU out of memory\. Tried to allocate more than 1EB memory")
@@ -34,16 +45,22 @@ _NPU_WORKSPACE = re.compile(
 _NPU_GE = re.compile(r"NPU out of memory\. device id: (?P<dev>\d+)")
 _HOST_PIN = re.compile(r"Malloc pin memory failed, host out of memory, R[r]?ied to allocate size: ?(?P<req>[\w. ]+)")
 _CUDA_OLD = re.compile(
-    r"CUDA out of memory\. Tried to allocate (?P<req>" + _SIZE + r") \(GPU (?P<dev>\d+); (?P<total>" + _SIZE + r") total capacity; "
+    r"(?:(?P<flavor>CUDA|HIP) out of memory\. )?Tried to allocate (?P<req>" + _SIZE + r") \(GPU (?P<dev>\d+); (?P<total>" + _SIZE + r") total capacity; "
     r"(?P<alloc>" + _SIZE + r") already allocated; (?P<free>" + _SIZE + r") free; "
     r"(?:(?P<cached>" + _SIZE + r") cached|(?:(?P<allowed>" + _SIZE + r") allowed; )?(?P<reserved>" + _SIZE + r") reserved in total by PyTorch)\)"
 )
 _CUDA_NEW = re.compile(
-    r"CUDA out of memory\. Tried to allocate (?P<req>" + _SIZE + r")\. GPU (?P<dev>\d+) has a total capac(?:i)?ty of (?P<total>" + _SIZE + r") "
-    r"of which (?P<free>" + _SIZE + r") is free\..*?Of the allocated memory (?P<alloc>" + _SIZE + r") is allocated by PyTorch, "
+    r"(?:(?P<flavor>CUDA|HIP) out of memory\. )?Tried to allocate (?P<req>" + _SIZE + r")\. GPU (?P<dev>\d+) has a total capac(?:i)?ty of (?P<total>" + _SIZE + r") "
+    r"of which (?P<free>" + _SIZE + r") is free\.(?P<middle>.*?)Of the allocated memory (?P<alloc>" + _SIZE + r") is allocated by PyTorch, "
     r"(?:with (?P<private>" + _SIZE + r") allocated in private pools \(e\.g\., CUDA Graphs\), )?and (?P<unalloc>" + _SIZE + r") is reserved by PyTorch but unallocated"
 )
-_CUDA_BARE = re.compile(r"CUDA out of memory\.")
+_CUDA_BARE = re.compile(r"(?:CUDA|HIP) out of memory\.")
+# 2.1+ CUDA text: every process on the GPU ("Process 445260 has 36.53 GiB memory in use."),
+# or only this one ("Including non-PyTorch memory, this process has 74.08 GiB memory in use.")
+_CUDA_PROCESS = re.compile(r"Process (?P<pid>\d+) has (?P<size>" + _SIZE + r") memory in use")
+_CUDA_SELF = re.compile(r"this process has (?P<size>" + _SIZE + r") memory in use")
+_CUDA_ALLOWED = re.compile(r"(?P<allowed>" + _SIZE + r") allowed;")
+_EXCEPTION = re.compile(r"(?P<exc>(?:torch\.(?:cuda\.)?)?OutOfMemoryError|RuntimeError):\s*(?:NPU|CUDA|HIP) out of memory")
 
 
 def size_to_bytes(text: Optional[str]) -> Optional[int]:
@@ -59,7 +76,7 @@ def size_to_bytes(text: Optional[str]) -> Optional[int]:
 @dataclass
 class OomRecord:
     kind: str  # npu | npu_fraction | npu_huge | npu_workspace | npu_ge | host_pinned | cuda
-    template: str  # npu_pre26 | npu_26 | cuda_cached | cuda_reserved | cuda_2x | other
+    template: str  # npu_pre26 | npu_26 | npu_partial | cuda_cached | cuda_reserved | cuda_2x | other
     text: str
     device: Optional[int] = None
     requested: Optional[int] = None  # bytes
@@ -69,6 +86,11 @@ class OomRecord:
     free: Optional[int] = None
     allowed: Optional[int] = None
     reserved: Optional[int] = None
+    exception: Optional[str] = None  # RuntimeError | torch.OutOfMemoryError | torch.cuda.OutOfMemoryError
+    private_pools: Optional[int] = None  # CUDA 2.2+: allocated in private pools (CUDA Graphs)
+    process_in_use: Optional[int] = None  # CUDA 2.x: memory this process uses, PyTorch or not
+    processes: List[Tuple[int, int]] = field(default_factory=list)  # CUDA 2.1: (pid, bytes) per process
+    raw: Dict[str, str] = field(default_factory=dict)  # the printed sizes, for their rounding error
 
     @property
     def reserved_unallocated(self) -> Optional[int]:
@@ -76,11 +98,22 @@ class OomRecord:
             return None
         return max(self.reserved - self.allocated, 0)
 
+    @property
+    def flavor(self) -> str:
+        """``npu`` or ``cuda`` (ROCm's HIP texts are PyTorch's CUDA allocator)."""
+        return "cuda" if self.kind == "cuda" else "npu"
+
+
+def _sizes(m: "re.Match[str]", names: Tuple[str, ...]) -> Dict[str, str]:
+    return {n: m.group(n) for n in names if m.group(n)}
+
 
 def parse_oom(text: str) -> Optional[OomRecord]:
     """The OOM record in a line, or None."""
-    if "out of memory" not in text:
+    if "out of memory" not in text and "Tried to allocate" not in text:
         return None
+    exc_m = _EXCEPTION.search(text)
+    exc = exc_m.group("exc") if exc_m else None
     m = _NPU.search(text)
     if m:
         return OomRecord(
@@ -88,59 +121,113 @@ def parse_oom(text: str) -> Optional[OomRecord]:
             device=int(m.group("dev")), requested=size_to_bytes(m.group("req")), total=size_to_bytes(m.group("total")),
             allocated=size_to_bytes(m.group("alloc")), active=size_to_bytes(m.group("active")),
             free=size_to_bytes(m.group("free")), allowed=size_to_bytes(m.group("allowed")),
-            reserved=size_to_bytes(m.group("reserved")),
+            reserved=size_to_bytes(m.group("reserved")), exception=exc,
+            raw=_sizes(m, ("req", "total", "alloc", "active", "free", "allowed", "reserved")),
+        )
+    m = _NPU_PARTIAL.search(text)
+    if m:
+        return OomRecord(
+            kind="npu", template="npu_partial", text=text.strip(), device=int(m.group("dev")),
+            requested=size_to_bytes(m.group("req")), total=size_to_bytes(m.group("total")),
+            allocated=size_to_bytes(m.group("alloc")), active=size_to_bytes(m.group("active")),
+            free=size_to_bytes(m.group("free")), exception=exc,
+            raw=_sizes(m, ("req", "total", "alloc", "active", "free")),
         )
     m = _NPU_WORKSPACE.search(text)
     if m:
         return OomRecord(kind="npu_workspace", template="other", text=text.strip(), device=int(m.group("dev")),
                          requested=size_to_bytes(m.group("req")), total=size_to_bytes(m.group("total")),
-                         free=size_to_bytes(m.group("free")))
+                         free=size_to_bytes(m.group("free")), exception=exc, raw=_sizes(m, ("req", "total", "free")))
     m = _NPU_FRACTION.search(text)
     if m:
-        return OomRecord(kind="npu_fraction", template="other", text=text.strip(), requested=size_to_bytes(m.group("req")))
+        return OomRecord(kind="npu_fraction", template="other", text=text.strip(), requested=size_to_bytes(m.group("req")),
+                         exception=exc, raw=_sizes(m, ("req",)))
     if _NPU_HUGE.search(text):
-        return OomRecord(kind="npu_huge", template="other", text=text.strip())
+        return OomRecord(kind="npu_huge", template="other", text=text.strip(), exception=exc)
     m = _NPU_GE.search(text)
     if m:
-        return OomRecord(kind="npu_ge", template="other", text=text.strip(), device=int(m.group("dev")))
+        return OomRecord(kind="npu_ge", template="other", text=text.strip(), device=int(m.group("dev")), exception=exc)
     m = _HOST_PIN.search(text)
     if m:
-        return OomRecord(kind="host_pinned", template="other", text=text.strip())
+        return OomRecord(kind="host_pinned", template="other", text=text.strip(), exception=exc)
     m = _CUDA_NEW.search(text)
     if m:
         alloc = size_to_bytes(m.group("alloc")) or 0
         unalloc = size_to_bytes(m.group("unalloc")) or 0
         private = size_to_bytes(m.group("private")) or 0
+        middle = m.group("middle") or ""
+        allowed_m = _CUDA_ALLOWED.search(middle)
+        self_m = _CUDA_SELF.search(middle)
+        raw = _sizes(m, ("req", "total", "free", "alloc", "unalloc", "private"))
+        if allowed_m:
+            raw["allowed"] = allowed_m.group("allowed")
         return OomRecord(kind="cuda", template="cuda_2x", text=text.strip(), device=int(m.group("dev")),
                          requested=size_to_bytes(m.group("req")), total=size_to_bytes(m.group("total")),
-                         allocated=alloc, free=size_to_bytes(m.group("free")), reserved=alloc + private + unalloc)
+                         # "allocated by PyTorch" includes private pools; "reserved but unallocated" is the
+                         # rest of reserved outside them (memory-fragmentation.md §2.1)
+                         allocated=alloc, free=size_to_bytes(m.group("free")), reserved=alloc + unalloc,
+                         allowed=size_to_bytes(allowed_m.group("allowed")) if allowed_m else None,
+                         exception=exc, private_pools=private or None,
+                         process_in_use=size_to_bytes(self_m.group("size")) if self_m else None,
+                         processes=[(int(p.group("pid")), size_to_bytes(p.group("size")) or 0)
+                                    for p in _CUDA_PROCESS.finditer(middle)],
+                         raw=raw)
     m = _CUDA_OLD.search(text)
     if m:
         cached = m.group("cached")
+        raw = _sizes(m, ("req", "total", "alloc", "free", "allowed", "reserved"))
+        if cached:
+            raw["reserved"] = cached
         return OomRecord(kind="cuda", template="cuda_cached" if cached else "cuda_reserved", text=text.strip(),
                          device=int(m.group("dev")), requested=size_to_bytes(m.group("req")),
                          total=size_to_bytes(m.group("total")), allocated=size_to_bytes(m.group("alloc")),
                          free=size_to_bytes(m.group("free")), allowed=size_to_bytes(m.group("allowed")),
-                         reserved=size_to_bytes(m.group("reserved") or cached))
+                         reserved=size_to_bytes(m.group("reserved") or cached), exception=exc, raw=raw)
     if "NPU out of memory" in text:
-        return OomRecord(kind="npu", template="other", text=text.strip())
+        return OomRecord(kind="npu", template="other", text=text.strip(), exception=exc)
     if _CUDA_BARE.search(text):
-        return OomRecord(kind="cuda", template="other", text=text.strip())
+        return OomRecord(kind="cuda", template="other", text=text.strip(), exception=exc)
     return None
 
 
+def reading(rec: OomRecord) -> "Reading":
+    """The record's numbers for ``memory.rules.judge``, each with its printing error."""
+    from ..memory.rules import Reading
+    from ..memory.units import Size, parse_size
+
+    def size(key: str, value: Optional[int]) -> Optional[Size]:
+        parsed = parse_size(rec.raw.get(key))
+        if parsed is not None:
+            return parsed
+        return Size(value) if value is not None else None
+
+    reserved = size("reserved", rec.reserved)
+    if rec.template == "cuda_2x" and rec.allocated is not None:
+        # the 2.x text gives the unused part, not reserved: carry both errors into reserved
+        unalloc = parse_size(rec.raw.get("unalloc"))
+        alloc = parse_size(rec.raw.get("alloc"))
+        if unalloc is not None and alloc is not None:
+            reserved = Size(rec.reserved or 0, unalloc.error + alloc.error)
+    others = None
+    if rec.processes and rec.total is not None:
+        # the 2.1 text lists every process; ours is the one closest to what PyTorch reserved
+        mine = min(rec.processes, key=lambda p: abs(p[1] - (rec.reserved or 0)))
+        others = sum(b for pid, b in rec.processes if pid != mine[0])
+    elif rec.process_in_use is not None and rec.total is not None and rec.free is not None:
+        others = max(rec.total - rec.free - rec.process_in_use, 0)
+    return Reading(
+        requested=size("req", rec.requested), free=size("free", rec.free),
+        allocated=size("alloc", rec.allocated), reserved=reserved, total=size("total", rec.total),
+        allowed=size("allowed", rec.allowed), others=others,
+    )
+
+
 def classify(rec: OomRecord) -> str:
-    """``oom_fragmentation`` when cached-but-unusable memory could have served the request, else ``oom_capacity``."""
-    gap = rec.reserved_unallocated
-    req = rec.requested
-    if gap is None or req is None:
+    """The shared category of an OOM record: ``oom_fragmentation`` when cached-but-unusable
+    memory could have served the request, else ``oom_capacity`` (which also covers memory
+    held outside this process; ``ascend-doctor oom`` names that case ``external``)."""
+    if rec.kind not in ("npu", "cuda", "npu_workspace"):
         return "oom_capacity"
-    if rec.free is not None and rec.free >= req:
-        return "oom_capacity"  # not the pool: a fraction limit or another allocator refused
-    if rec.total and rec.reserved is not None and rec.free is not None and rec.reserved + rec.free < rec.total // 2:
-        return "oom_capacity"  # most of the device is held outside this allocator (another process, HCCL, weights)
-    if gap >= req:
-        return "oom_fragmentation"
-    if rec.free is not None and gap + rec.free >= req and gap >= (1 << 30):
-        return "oom_fragmentation"  # memory exists but not in one piece
-    return "oom_capacity"
+    from ..memory.rules import judge
+
+    return judge(reading(rec)).category

@@ -1,0 +1,149 @@
+"""``ascend-doctor oom [TEXT] [--file F]... [--stats F] [--snapshot F] [--npu-smi F]``:
+capacity, fragmentation of the caching pool, or memory held by someone else?
+
+TEXT is the pasted out-of-memory line (``-`` reads it from stdin); ``--file`` scans logs
+(console output, plog trees, ``.gz``, tar archives) for it and for the cache flushes
+before it; ``--stats`` takes ``torch.npu.memory_stats()`` (JSON, the printed dict, or
+the ``memory_summary()`` table); ``--snapshot`` a memory snapshot (pickle or JSON);
+``--npu-smi`` the output of ``npu-smi info`` (who else holds the device). Any
+combination works; each adds numbers and evidence.
+
+Exit codes: 0 no out-of-memory and no warning sign (verdict ``none``), 1 an
+out-of-memory was analysed or the statistics show risk (stranded memory, cache flushes),
+2 bad input (nothing given, empty text, text without an out-of-memory message, a file
+that is not a snapshot, statistics with the wrong keys, an unknown --torch-npu), 3
+internal error.
+"""
+from __future__ import annotations
+
+import sys
+from typing import BinaryIO, List, Optional, TextIO
+
+from ..errors import UsageError
+
+MAX_TEXT = 1 << 20
+
+
+def _read_text_file(path: str, what: str, limit: int = 16 << 20) -> str:
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(limit)
+    except FileNotFoundError:
+        raise UsageError(f"{what} {path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{what} {path}: is a directory") from None
+    except OSError as exc:
+        raise UsageError(f"{what} {path}: {exc.strerror or exc}") from None
+    return raw.decode("utf-8", errors="replace")
+
+
+def run_oom(
+    text: Optional[str] = None,
+    files: Optional[List[str]] = None,
+    stats: Optional[str] = None,
+    snapshot: Optional[str] = None,
+    npu_smi: Optional[str] = None,
+    device: Optional[int] = None,
+    pid: Optional[int] = None,
+    torch_npu: Optional[str] = None,
+    alloc_conf: Optional[str] = None,
+    fmt: str = "text",
+    json_flag: bool = False,
+    out: Optional[TextIO] = None,
+    stdin: Optional[BinaryIO] = None,
+) -> int:
+    """Analyse the inputs and print the diagnosis; returns the exit code. Bad input raises UsageError."""
+    from ..memory import MemoryInputError
+    from .common import output_format
+
+    out = out or sys.stdout
+    fmt = output_format(fmt, json_flag)
+    files = list(files or [])
+    if text is None and not files and not stats and not snapshot:
+        raise UsageError("give the out-of-memory line (or - for stdin), --file LOG, --stats FILE or --snapshot FILE")
+    if text is not None and text.strip() == "-" and "-" in files:
+        raise UsageError("stdin can be read once: use - either as TEXT or as --file, not both")
+    if device is not None and device < 0:
+        raise UsageError(f"--device {device}: must be 0 or more")
+    try:
+        return _run(text, files, stats, snapshot, npu_smi, device, pid, torch_npu, alloc_conf, fmt, out, stdin)
+    except MemoryInputError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _run(text: Optional[str], files: List[str], stats_path: Optional[str], snapshot_path: Optional[str],
+         npu_smi_path: Optional[str], device: Optional[int], pid: Optional[int], torch_npu: Optional[str],
+         alloc_conf: Optional[str], fmt: str, out: TextIO, stdin: Optional[BinaryIO]) -> int:
+    from ..memory import MemoryInputError
+    from ..memory.advice import release_from_text
+    from ..memory.device_usage import npu_smi_facts
+    from ..memory.message import LogFacts, scan_paths, scan_text
+    from ..memory.render import render_json, render_md, render_text
+    from ..memory.snapshot import load_snapshot
+    from ..memory.stats import load_stats
+    from ..memory.verdict import Inputs, analyze
+
+    release = None
+    if torch_npu:
+        try:
+            release = release_from_text(torch_npu)
+        except ValueError as exc:
+            raise UsageError(str(exc).splitlines()[0]) from None
+    log: Optional[LogFacts] = None
+    if text is not None:
+        body = text
+        if body.strip() == "-":
+            raw = (stdin or sys.stdin.buffer).read(MAX_TEXT)
+            body = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else str(raw)
+        if not body.strip():
+            raise UsageError("the text is empty: paste the out-of-memory line (quoted), or use - to read it from stdin")
+        log = scan_text(body[:MAX_TEXT])
+        if not log.ooms and not log.driver_ooms:
+            raise UsageError("no out-of-memory message in the text (for other errors: ascend-doctor explain)")
+    if files:
+        found = scan_paths(files, stdin=stdin)
+        if log is None:
+            log = found
+        else:
+            log.merge(found)
+    hit = log.first_oom if log is not None else None
+    msg_device = hit.record.device if hit is not None else None
+    use_device = device if device is not None else msg_device
+    stats = load_stats(stats_path, device=use_device) if stats_path else None
+    if use_device is None and stats is not None:
+        use_device = stats.device
+    snap = None
+    notes: List[str] = []
+    if snapshot_path:
+        try:
+            snap = load_snapshot(snapshot_path, device=use_device)
+        except MemoryInputError:
+            if device is not None or use_device is None:
+                raise
+            snap = load_snapshot(snapshot_path, device=None)  # another rank's snapshot: read what it has
+            notes.append(f"the snapshot has no segments of device {use_device} (the message's device); "
+                         f"it was read for device {snap.device}")
+        if use_device is None:
+            use_device = snap.device
+    usage = None
+    if npu_smi_path:
+        smi_text = _read_text_file(npu_smi_path, "--npu-smi")
+        our_pid = pid if pid is not None else (hit.pid if hit is not None else None)
+        reserved = hit.record.reserved if hit is not None and hit.record.reserved else (
+            stats.reserved if stats is not None else None)
+        usage = npu_smi_facts(smi_text, use_device if use_device is not None else 0, pid=our_pid,
+                              reserved=reserved, name=f"--npu-smi {npu_smi_path}")
+    diagnosis = analyze(Inputs(log=log, stats=stats, snapshot=snap, usage=usage, device=use_device,
+                               release=release, alloc_conf=alloc_conf))
+    diagnosis.notes.extend(notes)
+    if log is not None and log.skipped:
+        shown = "; ".join(f"{p} ({r})" for p, r in log.skipped[:2])
+        more = f" and {len(log.skipped) - 2} more" if len(log.skipped) > 2 else ""
+        diagnosis.notes.append(f"skipped {len(log.skipped)} input{'s' if len(log.skipped) != 1 else ''}: {shown}{more}")
+    if fmt == "json":
+        out.write(render_json(diagnosis) + "\n")
+    elif fmt == "md":
+        out.write(render_md(diagnosis))
+    else:
+        out.write(render_text(diagnosis))
+    return 1 if diagnosis.is_finding else 0

@@ -1,0 +1,116 @@
+"""The decision rules for one out-of-memory event (memory-fragmentation.md §2.4, §3.4).
+
+Q = the size the allocator tried to get (``Tried to allocate`` prints the segment size),
+F = free device memory, A = allocated, R = reserved, G = R - A (cached but unused),
+C = device capacity, L = the per-process limit ("allowed"), N = memory held outside
+this allocator (other processes, HCCL buffers, runtime, other frameworks).
+
+In order:
+1. external -- F < Q and the device is mostly held by someone else: R + F < C / 2, or
+   other processes are known to hold at least Q and more than G. Freeing their memory
+   is the fix, so this wins even when the cache is fragmented too (that is reported).
+2. fraction limit -- L is set and R + Q > L while G < Q: the process's own cap is full.
+3. free covers the request -- F >= Q: the pool did not fail for lack of memory; a limit
+   or another allocator refused (capacity, with a note).
+4. fragmentation -- G >= Q: after the allocator flushed every whole free segment, the
+   cache still held at least Q, only in pieces too small or in the wrong pool/stream.
+5. fragmentation-assisted -- G + F >= Q > max(G, F) and G is a real share of the request
+   (at least Q/2 or 1 GiB), so rounding noise on a full device is not called fragmentation.
+6. capacity -- otherwise: live tensors plus the request exceed what the device offers.
+
+Every comparison uses the pessimistic end of the printed numbers (two decimals), so a
+verdict never rests on the rounding of the message. This module is pure and cheap:
+triage calls it for every out-of-memory line.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from .units import GiB, Size
+
+VERDICTS = ("oom_capacity", "oom_fragmentation", "external")
+EXTERNAL_SHARE = 0.5  # R + F below this share of C: most of the device belongs to others
+ASSIST_MIN_SHARE = 0.5  # G must cover this share of Q (or ASSIST_MIN_BYTES) to count
+ASSIST_MIN_BYTES = GiB
+
+RULE_TEXT = {
+    "external": "free < request, and most of the device is held outside this PyTorch process",
+    "external_processes": "free < request, and other processes on the device hold more than the request",
+    "fraction_limit": "the per-process memory limit (allowed) is reached, and the cache cannot cover the request",
+    "free_covers_request": "free memory covers the request: a limit or another allocator refused it",
+    "gap_covers_request": "reserved - allocated covers the request: the cache held enough, but not in one piece",
+    "gap_plus_free_covers_request": "reserved - allocated + free covers the request, neither alone does",
+    "no_room": "allocated + request exceed what the device offers this process",
+    "numbers_missing": "the inputs carry no numbers to compare (paste the whole message, or add --stats / --snapshot)",
+}
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The numbers one decision reads. Unknown values are None."""
+
+    requested: Optional[Size] = None
+    free: Optional[Size] = None
+    allocated: Optional[Size] = None
+    reserved: Optional[Size] = None
+    total: Optional[Size] = None
+    allowed: Optional[Size] = None
+    others: Optional[int] = None  # bytes other processes hold on the device (npu-smi, CUDA text)
+
+
+@dataclass(frozen=True)
+class Decision:
+    verdict: str
+    rule: str
+    fragmented_too: bool = False  # the gap covers the request although another rule decided
+
+    @property
+    def category(self) -> str:
+        """The shared taxonomy has no "external": memory held elsewhere is a capacity problem."""
+        return "oom_fragmentation" if self.verdict == "oom_fragmentation" else "oom_capacity"
+
+
+def gap_of(r: Reading) -> Optional[Size]:
+    """reserved - allocated, with the printing error of both."""
+    if r.reserved is None or r.allocated is None:
+        return None
+    value = max(r.reserved.value - r.allocated.value, 0)
+    return Size(value, r.reserved.error + r.allocated.error)
+
+
+def judge(r: Reading) -> Decision:
+    """Apply the rules above to one out-of-memory event."""
+    if r.requested is None:
+        return Decision("oom_capacity", "numbers_missing")
+    q = r.requested.value
+    gap = gap_of(r)
+    gap_lo = gap.low if gap is not None else 0
+    gap_hi = gap.high if gap is not None else 0
+    free_lo = r.free.low if r.free is not None else None
+    free_hi = r.free.high if r.free is not None else None
+    if r.allowed is not None and r.reserved is not None and free_lo is not None:
+        room = max(r.allowed.value - r.reserved.value, 0)
+        free_lo, free_hi = min(free_lo, room), min(free_hi, room)  # type: ignore[type-var]
+    fragmented = gap is not None and gap_lo >= q
+
+    short = free_hi is not None and free_hi < q
+    if short or free_hi is None:
+        if (r.total is not None and r.reserved is not None and r.free is not None
+                and r.reserved.high + r.free.high < EXTERNAL_SHARE * r.total.low):
+            return Decision("external", "external", fragmented)
+        if r.others is not None and r.others >= q and r.others > gap_hi:
+            return Decision("external", "external_processes", fragmented)
+    if (r.allowed is not None and r.reserved is not None and not fragmented
+            and r.reserved.value + q > r.allowed.value):
+        return Decision("oom_capacity", "fraction_limit")
+    if free_lo is not None and free_lo >= q:
+        return Decision("oom_capacity", "free_covers_request", fragmented)
+    if fragmented:
+        return Decision("oom_fragmentation", "gap_covers_request")
+    if gap is not None and free_lo is not None:
+        enough_together = gap_lo + free_lo >= q
+        real_share = gap_lo >= min(ASSIST_MIN_SHARE * q, ASSIST_MIN_BYTES)
+        if enough_together and real_share and max(gap_hi, free_hi or 0) < q:
+            return Decision("oom_fragmentation", "gap_plus_free_covers_request")
+    return Decision("oom_capacity", "no_room")
