@@ -1,4 +1,5 @@
-"""OOM numbers decide fragmentation vs memory held elsewhere vs plain capacity.
+"""OOM numbers decide fragmentation vs memory held elsewhere vs plain capacity (the KB's
+conditions ask ascend_doctor.memory.rules, the one decision triage and `oom` use too).
 
 Cases are the torch_npu OOM messages collected in the research notes (memory-fragmentation
 section 2.2, each from a public issue) with the reading the notes give them.
@@ -7,15 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_doctor.kb.conditions import oom_capacity, oom_external, oom_fragmented, parse_size
-
-
-@pytest.mark.parametrize(
-    "text,value",
-    [("22.00 MiB", 22 * 2**20), ("512 bytes", 512), ("1.50 GiB", 1.5 * 2**30), ("3.00 KiB", 3 * 1024), ("x", None), ("", None), ("5 PB", None)],
-)
-def test_parse_size(text, value):
-    assert parse_size(text) == value
+from ascend_doctor.kb.conditions import oom_capacity, oom_external, oom_fragmented
 
 
 def n(req, alloc, free, reserved, total=None):
