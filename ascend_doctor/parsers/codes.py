@@ -1,22 +1,25 @@
 """Error codes written inside free text, each with the family it belongs to.
 
-The same number means different things by where it stands (shared/reference/
-formats-plog-errors.md §3, §4, §6): ``error code is 507035`` is an aclError, but
-``HCCL function error: ..., error code is 6`` is an HcclResult; ``retCode=0x2a,
-[aicpu exception]`` is a task-scheduler code read through its bracketed reason,
-while ``retCode=0x7020014`` is a runtime-internal code; ``errNo[0x...05000007]``
-carries the HcclResult in its low byte; GE prints status words as big decimals.
-So codes are only taken from the phrases that print them, never from any number.
+The one extractor of codes: triage reads events with it and the knowledge base maps its
+results to table keys (``ascend_doctor.kb.codes``). The same number means different things
+by where it stands (shared/reference/formats-plog-errors.md §3, §6): ``error code is 507035``
+is an aclError, but ``HCCL function error: ..., error code is 6`` is an HcclResult and
+``drvRetCode=6`` a drvError_t; ``retCode=0x2a, [aicpu exception]`` is a task-scheduler code
+read through its bracketed reason, while ``retCode=0x7020014`` (or ``ret=118554641`` in
+decimal) is a runtime-internal code; ``errNo[0x...05000007]`` carries the HcclResult in its
+low byte; GE prints status words as big decimals. So codes are only taken from the phrases
+that print them, never from any number, and a small number after a return-value phrase is
+named by its line (an HCCL line: HcclResult; a driver line: drvError_t; else dropped).
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import List, Optional
+from dataclasses import dataclass, replace
+from typing import Dict, List, Optional, Tuple
 
 # families: acl (aclError / aclnn, 6 digits), cann (E-codes), torch_npu (ERRmmccc),
 # runtime_inner (0x07MMxxxx), ts (short TS retCode), hccl (HcclResult), drv (drvError_t),
-# ge_status (GE Status word), npu_smi (dcmi/npu-smi ret)
+# ge_status (GE Status word), npu_smi (dcmi / npu-smi ret)
 
 
 @dataclass(frozen=True)
@@ -31,93 +34,205 @@ class Code:
         return self.value if self.family in ("acl", "cann", "torch_npu") else f"{self.family}:{self.value}"
 
 
-_ACL = r"(?P<acl>[1235]\d{5})\b"
-_ACL_PHRASES = re.compile(
-    r"(?:error code is|error code:|ErrCode=|runtime result = |result = |retcode:? ?|ret\[|ret=|ret is |"
-    r"ret:|errno:|return code |errorCode=|aclError |error_code=|status )\s*" + _ACL,
-    re.IGNORECASE,
-)
-_HCCL_CALL = re.compile(
-    r"(?:HCCL function error: [^\n]*?, error code is |OPS function error: Hccl\w+, error code is |hcclRet -> )"
-    r"(?P<v>\d{1,2})\b"
-)
-_HCCL_ERRNO = re.compile(r"errNo\[0x(?P<hex>[0-9A-Fa-f]{8,16})\]")
-_CANN = re.compile(r"(?<![A-Za-z0-9_])(?P<code>[EW](?:[A-Z]\d{4}|\d{5}))(?![A-Za-z0-9_])")
-_TORCH = re.compile(r"(?<![A-Za-z0-9])(?P<code>ERR\d{5})\b")
-_INNER = re.compile(r"(?:InnerCode|retCode|errCode|error code|ret)\s*[=:]\s*(?P<hex>0x0?7[0-9A-Fa-f]{6})\b")
-_TS = re.compile(r"retCode=(?P<hex>0x[0-9A-Fa-f]{1,4})\s*,\s*\[(?P<reason>[^\]]+)\]")
-_DRV = re.compile(r"drvRetCode=(?P<v>-?\d+)")
-_GE = re.compile(r"(?:ErrorNo: (?P<v1>\d{6,10})\((?P<r1>[^)]*)\)|ge result = (?P<v2>\d{6,10}))")
+# ------------------------------------------------------------------ numbers
+INNER_LO, INNER_HI = 0x07000000, 0x08000000  # runtime-internal rtError_t: 0x07MMxxxx
+TS_MAX = 0x3FF  # a bare 0x value up to this is a task-scheduler code
+TS_MAX_WITH_REASON = 0xFFFF  # ... and up to this when printed with its [reason]
+SMALL = "small"  # pseudo-family: HcclResult or drvError_t, only the context can tell
+
+
+def hccl_of_errno(value: int) -> Optional[int]:
+    """The HcclResult inside an HCCL errNo word (module byte 0x05, result in the low byte)."""
+    if (value >> 24) & 0xFF == 0x05 and value < 0x06000000:
+        return value & 0xFF
+    return None
+
+
+def classify_number(written: str, ts_ok: bool = True, ret_ok: bool = True, reason: bool = False) -> Optional[Tuple[str, str]]:
+    """(family, value) of a number as a code, or None; family ``small`` when only context can tell.
+
+    ``ts_ok``: the phrase prints task-scheduler codes (``retCode=0x26``); ``ret_ok``: it prints a
+    function's return value, so small numbers, HCCL errNo words and DCMI returns count too.
+    """
+    if written[:2] in ("0x", "0X"):
+        value = int(written, 16)
+        if INNER_LO <= value < INNER_HI:
+            return "runtime_inner", "0x%x" % value
+        if ts_ok and (value <= TS_MAX or (reason and value <= TS_MAX_WITH_REASON)):
+            return "ts", "0x%x" % value
+        hccl = hccl_of_errno(value)
+        return ("hccl", str(hccl)) if hccl is not None else None
+    value = int(written)
+    if 100000 <= value <= 599999:
+        return "acl", str(value)
+    if INNER_LO <= value < INNER_HI:  # a runtime-internal code printed in decimal
+        return "runtime_inner", "0x%x" % value
+    if not ret_ok:
+        return None
+    hccl = hccl_of_errno(value) if value > 0 else None
+    if hccl is not None:
+        return "hccl", str(hccl)
+    if -8999 <= value <= -8000:  # DCMI returns (npu-smi, device plugins)
+        return "npu_smi", str(value)
+    if 0 <= value < 0x100 or value == 65534:
+        return SMALL, str(value)
+    return None
+
+
+# ------------------------------------------------------------------ phrases
+# What a phrase may be followed by: RET a function's return value (any code; small ones
+# are named by their line), ACL only numbers whose shape names them (aclError, runtime-
+# internal, HCCL errNo word), TASK a runtime retCode (those and short task-scheduler codes).
+RET, ACL, TASK = "ret", "acl", "task"
+_PHRASES: Dict[str, str] = {
+    "error code is": RET, "errorcode =": RET, "errorcode=": RET, "errcode=": RET, "result =": RET,
+    "retcode:": RET, "return[": RET, "errno:": RET, "failed:": RET,
+    "ret=": RET, "ret:": RET, "ret is": RET, "ret[": RET,
+    "error code:": ACL, "error code =": ACL, "error code=": ACL, "error_code=": ACL, "errcode:": ACL,
+    "return code": ACL, "retcode": ACL, "aclerror": ACL, "status": ACL,
+    "retcode=": TASK, "innercode=": TASK, "innercode:": TASK, "rtcode=": TASK,
+}
+_VALUE = r"[ \t]*(-?(?:0x[0-9a-f]+|\d+))(?![0-9a-z_])"  # whole numbers only
+
+
+def _phrase_regexes() -> Tuple[Tuple[str, "re.Pattern[str]"], ...]:
+    # one regex per gate word, run only when its gate occurs in the lowered line (an ``in``
+    # test costs less than any regex); "code" gates every phrase that contains it
+    stems = {p: "code" if "code" in p else re.sub(r"(?: is|[ =:\[])+$", "", p) for p in _PHRASES}
+    groups: Dict[str, List[str]] = {}
+    for phrase, stem in stems.items():
+        gate = min((g for g in stems.values() if g in stem), key=len)
+        groups.setdefault(gate, []).append(phrase)
+    out = []
+    for gate, phrases in sorted(groups.items()):
+        alt = "|".join(re.escape(p) for p in sorted(phrases, key=len, reverse=True))
+        out.append((gate, re.compile("(" + alt + ")" + _VALUE)))
+    return tuple(out)
+
+
+_PHRASE_RX = _phrase_regexes()
+_BRACKET = re.compile(r"\s*,\s*\[([^\]]+)\]")  # retCode=0x2a, [aicpu exception]
 _DESC = re.compile(r"(?:desc|reason)=\[(?P<reason>[^\]]+)\]")
-_NPU_SMI = re.compile(r"dcmi module initialize failed\.\s*ret is\s*(?P<v>-?\d+)|Failed to execute npu-smi\s.*?ret is\s*(?P<w>-?\d+)", re.I)
+_HCCL_CONTEXT = re.compile(r"HCCL|[Hh]ccl|hcom|Hcom")
+_DRV_CONTEXT = re.compile(r"\bDRV\b|\bdrv\b|halMem|halDevice|driver")
+
+# ------------------------------------------------------------------ fixed spellings
+_CANN = re.compile(r"[EW][0-9A-Z]\d{4}(?![0-9A-Za-z])")  # the character before is checked in Python
+_TORCH = re.compile(r"ERR\d{5}(?!\d)")
+_HCCL_ARROW = re.compile(r"(?:hcclRet|call trace: ret) -> (\d+)")
+_HCCL_ERRNO = re.compile(r"errNo\[(0x[0-9A-Fa-f]+)\]")
+_DRV = re.compile(r"drvRetCode(?:=|: ?)(-?\d+)")
+_GE = re.compile(r"ErrorNo: (?P<v1>\d{6,10})\((?P<r1>[^)]*)\)|ge result = (?P<v2>\d{6,10})")
 
 
 def find_codes(text: str) -> List[Code]:
     """Every error code in ``text`` with its family, in order of appearance, without repeats."""
-    found: List[tuple] = []
-    seen = set()
-
-    def add(pos: int, code: Code) -> None:
-        if code.key not in seen:
-            seen.add(code.key)
-            found.append((pos, code))
-
-    for m in _HCCL_CALL.finditer(text):
-        add(m.start("v"), Code("hccl", str(int(m.group("v"))), m.group(0)))
-    for m in _HCCL_ERRNO.finditer(text):
-        add(m.start(), Code("hccl", str(int(m.group("hex"), 16) & 0xFF), m.group(0)))
-    reason = None
-    d = _DESC.search(text)
-    if d:
-        reason = d.group("reason")
-    for m in _ACL_PHRASES.finditer(text):
-        add(m.start("acl"), Code("acl", m.group("acl"), m.group(0).strip(), reason))
-    for m in _INNER.finditer(text):
-        add(m.start(), Code("runtime_inner", "0x" + m.group("hex")[2:].lstrip("0").lower(), m.group(0), reason))
-    for m in _TS.finditer(text):
-        h = m.group("hex").lower()
-        if len(h) <= 6:
-            add(m.start(), Code("ts", h, m.group(0), m.group("reason")))
-    for m in _DRV.finditer(text):
-        add(m.start(), Code("drv", m.group("v"), m.group(0)))
-    for m in _GE.finditer(text):
-        v = m.group("v1") or m.group("v2")
-        add(m.start(), Code("ge_status", v, m.group(0), m.group("r1")))
-    if "E" in text or "W" in text:
-        for m in _CANN.finditer(text):
-            code = m.group("code")
-            if _plausible_cann(text, m.start(), code):
-                add(m.start(), Code("cann", code, code))
+    if not text:
+        return []
+    hits: List[Tuple[int, Code]] = []
+    _phrase_codes(text, hits)
+    for m in _CANN.finditer(text):
+        if _plausible_cann(text, m.start()):
+            hits.append((m.start(), Code("cann", m.group(0), m.group(0))))
+    if "ERR" in text:
         for m in _TORCH.finditer(text):
-            add(m.start(), Code("torch_npu", m.group("code"), m.group("code")))
+            if m.start() == 0 or not text[m.start() - 1].isalnum():
+                hits.append((m.start(), Code("torch_npu", m.group(0), m.group(0))))
+    if " -> " in text:
+        for m in _HCCL_ARROW.finditer(text):
+            hits.append((m.start(), Code("hccl", str(int(m.group(1))), m.group(0))))
+    if "errNo[" in text:
+        for m in _HCCL_ERRNO.finditer(text):
+            hccl = hccl_of_errno(int(m.group(1), 16))
+            if hccl is not None:
+                hits.append((m.start(), Code("hccl", str(hccl), m.group(0))))
+    if "drvRetCode" in text:
+        for m in _DRV.finditer(text):
+            hits.append((m.start(), Code("drv", str(int(m.group(1))), m.group(0))))
+    if "ErrorNo: " in text or "ge result" in text:
+        for m in _GE.finditer(text):
+            hits.append((m.start(), Code("ge_status", m.group("v1") or m.group("v2"), m.group(0), m.group("r1"))))
     if "npu-smi" in text or "dcmi" in text:
         smi = _npu_smi_code(text)
         if smi is not None:
-            add(text.find(smi.raw) if smi.raw in text else len(text), smi)
-    found.sort(key=lambda pc: pc[0])
-    return [c for _, c in found]
+            pos = text.find(smi.raw)
+            hits.append((pos if pos >= 0 else len(text), smi))
+    return _unique(hits, text)
+
+
+def _phrase_codes(text: str, hits: List[Tuple[int, Code]]) -> None:
+    low = text.lower()
+    if len(low) != len(text):  # a few non-ASCII letters lengthen when lowered; keep offsets aligned
+        low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+    for gate, rx in _PHRASE_RX:
+        if gate not in low:
+            continue
+        for m in rx.finditer(low):
+            start = m.start()
+            if start and "a" <= low[start - 1] <= "z":  # the phrase is the tail of a longer word
+                continue
+            kind = _PHRASES[m.group(1)]
+            bracket = _BRACKET.match(text, m.end()) if kind == TASK else None
+            found = classify_number(m.group(2), ts_ok=kind == TASK, ret_ok=kind == RET, reason=bracket is not None)
+            if found is None:
+                continue
+            family, value = found
+            if family == SMALL:
+                family = _small_family(text, start)
+                if family is None:
+                    continue
+            reason = bracket.group(1) if bracket is not None and family == "ts" else None
+            hits.append((start, Code(family, value, text[start:m.end()], reason)))
+
+
+def _small_family(text: str, pos: int) -> Optional[str]:
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos)
+    line = text[start:] if end < 0 else text[start:end]
+    if _HCCL_CONTEXT.search(line):
+        return "hccl"
+    if _DRV_CONTEXT.search(line):
+        return "drv"
+    return None
+
+
+def _unique(hits: List[Tuple[int, Code]], text: str) -> List[Code]:
+    if not hits:
+        return []
+    hits.sort(key=lambda pc: pc[0])
+    out: List[Code] = []
+    where: Dict[str, int] = {}
+    desc: Optional[str] = None
+    if "desc=[" in text or "reason=[" in text:
+        d = _DESC.search(text)
+        desc = d.group("reason") if d else None
+    for _, code in hits:
+        if desc is not None and code.family in ("acl", "runtime_inner") and code.reason is None:
+            code = replace(code, reason=desc)
+        i = where.get(code.key)
+        if i is None:
+            where[code.key] = len(out)
+            out.append(code)
+        elif out[i].reason is None and code.reason is not None:  # a later mention says what it is
+            out[i] = replace(out[i], reason=code.reason)
+    return out
 
 
 def _npu_smi_code(text: str) -> Optional[Code]:
-    # the lead's npu-smi parser knows every failure wording; the regex is the fallback
-    try:
-        from ascend_doctor.parsers.npu_smi import parse_npu_smi_error
-    except ImportError:  # pragma: no cover - the module ships with the package
-        parse_npu_smi_error = None
-    if parse_npu_smi_error is not None:
-        err = parse_npu_smi_error(text)
-        if err is not None and err.code is not None and err.kind in ("dcmi_init", "exec_failed", "console_log_level"):
-            return Code("npu_smi", str(err.code), err.line)
-        return None
-    m = _NPU_SMI.search(text)
-    return Code("npu_smi", m.group("v") or m.group("w"), m.group(0)) if m else None
+    # npu-smi's own parser knows every failure wording it prints
+    from ascend_doctor.parsers.npu_smi import parse_npu_smi_error
+
+    err = parse_npu_smi_error(text)
+    if err is not None and err.code is not None and err.kind in ("dcmi_init", "exec_failed", "console_log_level"):
+        return Code("npu_smi", str(err.code), err.line)
+    return None
 
 
-def _plausible_cann(text: str, pos: int, code: str) -> bool:
-    # glog prefixes such as ``[E0324 13:00:25.4 ...]`` and hex dumps are not codes
-    if pos > 0 and text[pos - 1] == "[" and text[pos + 6:pos + 7] == " " and code[1:].isdigit():
+def _plausible_cann(text: str, pos: int) -> bool:
+    if pos > 0 and (text[pos - 1].isalnum() or text[pos - 1] == "_"):
         return False
-    if pos > 1 and text[pos - 2:pos].lower() == "0x":
+    # a glog prefix such as ``[E0324 ...`` with a five-digit date is not a code
+    if pos > 0 and text[pos - 1] == "[" and text[pos + 6:pos + 7] == " " and text[pos + 1:pos + 6].isdigit():
         return False
     return True
 

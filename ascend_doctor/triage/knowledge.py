@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..parsers.codes import Code
 from ..parsers.oom_text import classify as classify_oom
 from .events import Event
 from .signals import Signal, UNKNOWN, classify, load_signals
@@ -42,15 +41,6 @@ class Verdict:
     checks: Tuple[str, ...] = ()
 
 
-def kb_code(code: Code) -> Optional[str]:
-    """How the knowledge base spells a parsed code (families it cannot tell apart get a prefix)."""
-    if code.family in ("acl", "cann", "torch_npu", "runtime_inner", "ts", "npu_smi"):
-        return code.value
-    if code.family in ("hccl", "drv"):
-        return f"{code.family}:{code.value}"
-    return None
-
-
 class Knowledge:
     """Resolves events to verdicts; works without a knowledge base (signals only)."""
 
@@ -74,10 +64,12 @@ class Knowledge:
 
     def _resolve(self, ev: Event) -> Verdict:
         text = ev.match_text
-        codes = [c for c in (kb_code(c) for c in ev.codes) if c]
         sig = classify(text, ev.code_values, self.signals)
         best = noise = None
         if self.kb is not None:
+            from ..kb.codes import kb_key  # here, not at the top: triage also runs without the KB
+
+            codes = [k for k in (kb_key(c) for c in ev.codes) if k]
             try:
                 matches = self.kb.match(text, codes=codes, module=ev.module)
             except Exception:  # a KB bug must not stop triage; the signals still answer
