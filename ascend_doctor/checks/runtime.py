@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..facts import RUNTIME_TIMEOUT
-from ..model import Evidence, Fix
+from ..model import Evidence, Fix, Status
 from .base import Context, Result, check, fail, ok, skip, timed_out
 
 STEP_TITLES = {"import": "import torch_npu", "available": "torch.npu.is_available()", "device_count": "torch.npu.device_count()", "small_op": "a matmul on npu:0"}
@@ -21,6 +21,20 @@ def _explain(text: str) -> Optional[Any]:
         return None
     matches = load().match(text)
     return matches[0].entry if matches else None
+
+
+def _quick_tier_cause(ctx: Context):
+    """The first failed quick check about the driver, devices or container, if any."""
+    for cid, res in ctx.results.items():
+        if res.status == Status.FAIL and cid.split(".")[0] in ("container", "driver", "firmware", "devices", "npu_smi"):
+            return cid, res
+    return None
+
+
+def _default_category(check_id: str) -> str:
+    from .base import registry
+
+    return next((c.category for c in registry() if c.id == check_id and c.category), "driver_init")
 
 
 def _step_result(ctx: Context, name: str) -> Result:
@@ -37,11 +51,23 @@ def _step_result(ctx: Context, name: str) -> Result:
         return skip("an earlier step failed")
     if step["ok"]:
         if name == "available" and not step.get("value"):
+            cause = _quick_tier_cause(ctx)
+            if cause is not None:
+                cid, res = cause
+                return fail(
+                    f"torch.npu.is_available() is False, as {cid} predicts ({res.summary})",
+                    category=res.category or _default_category(cid),
+                    evidence=Evidence(found="is_available() == False", required="True", source=f"{cid} above"),
+                    fix=res.fix,
+                )
             return fail(
-                "torch.npu.is_available() is False: torch_npu loaded but sees no NPU",
+                "torch.npu.is_available() is False: torch_npu loaded but sees no NPU, and no quick check explains it",
                 category="driver_init",
                 evidence=Evidence(found="is_available() == False", required="True"),
-                fix=Fix("Run `ascend-doctor check` (quick tier) for the driver, device-node and permission findings.", ["ascend-doctor check -v"]),
+                fix=Fix(
+                    "Look at what the runtime logged when torch_npu tried to open the device.",
+                    ["ascend-doctor triage ~/ascend/log", "ASCEND_GLOBAL_LOG_LEVEL=1 python -c \"import torch, torch_npu; print(torch.npu.is_available())\""],
+                ),
             )
         return ok(f"{STEP_TITLES[name]}: {step.get('value')}")
     error = step.get("error", "")
