@@ -57,7 +57,7 @@ def run_compat(
     where = None
     if use_host:
         host = make_host(root, env_file, sim)
-        where = "this machine" if str(host.root) == "/" else str(host.root)
+        where = f"simulated host {sim}" if sim else ("this machine" if str(host.root) == "/" else str(host.root))
         detected = _detect(host)
     if upgrade:
         if not flags:
