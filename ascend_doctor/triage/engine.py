@@ -17,7 +17,7 @@ from .incidents import Incident, build_incidents, link_by_kb, merge_console_dupl
 from .knowledge import Knowledge
 from .ranks import JobAnalysis, ProcessInfo, analyse
 from .reader import CHUNK, Counter, looks_binary
-from .sources import InputError, Skipped, Source, Walk, tar_members, walk_inputs
+from .sources import InputError, Skipped, Source, Walk, os_error_reason, tar_members, walk_inputs
 
 MAX_DISTINCT_EVENTS = 20000
 
@@ -142,7 +142,7 @@ def triage_walk(walk: Walk, knowledge: Optional[Knowledge] = None, start: Option
         try:
             stream = src.open()
         except OSError as exc:
-            walk.skip(src.display, exc.strerror or str(exc))
+            walk.skip(src.display, os_error_reason(exc))
             continue
         try:
             _read_source(src, stream, col, walk)

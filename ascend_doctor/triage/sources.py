@@ -113,7 +113,7 @@ def _walk_dir(top: str, walk: Walk, seen_files: set, seen_dirs: set) -> None:
         try:
             st = os.stat(d)
         except OSError as exc:
-            walk.skip(d, _reason(exc))
+            walk.skip(d, os_error_reason(exc))
             continue
         key = (st.st_dev, st.st_ino)
         if key in seen_dirs:
@@ -123,14 +123,14 @@ def _walk_dir(top: str, walk: Walk, seen_files: set, seen_dirs: set) -> None:
         try:
             entries = sorted(os.scandir(d), key=lambda e: e.name)
         except OSError as exc:
-            walk.skip(d, _reason(exc))
+            walk.skip(d, os_error_reason(exc))
             continue
         subdirs = []
         for entry in entries:
             try:
                 est = entry.stat(follow_symlinks=True)
             except OSError as exc:
-                walk.skip(entry.path, "broken symbolic link" if entry.is_symlink() else _reason(exc))
+                walk.skip(entry.path, "broken symbolic link" if entry.is_symlink() else os_error_reason(exc))
                 continue
             if stat.S_ISDIR(est.st_mode):
                 subdirs.append(entry.path)
@@ -195,7 +195,8 @@ def tar_members(src: Source, walk: Walk) -> Iterator[Tuple[Source, BinaryIO]]:
         tf.close()
 
 
-def _reason(exc: OSError) -> str:
+def os_error_reason(exc: OSError) -> str:
+    """How a failed open or read is reported among the skipped paths."""
     if isinstance(exc, PermissionError):
         return "permission denied"
     if getattr(exc, "errno", None) == 40:  # ELOOP

@@ -164,27 +164,17 @@ def test_no_unmarked_contradiction_with_downstream_pins(matrix):
 
 
 def _release_map_rows():
-    """The op-support release map: shipped in compat_matrix/op_support/data/index.json, else the
-    shared reference copy; None when neither is in this checkout."""
+    """The op-support release map shipped in compat_matrix/op_support/data/index.json."""
     import json
 
     index = REPO / "compat_matrix" / "op_support" / "data" / "index.json"
-    if index.exists():
-        rows = (json.loads(index.read_text(encoding="utf-8")).get("release_map") or {}).get("rows")
-        if rows:
-            return rows
-    shared = Path("/work/shared/reference/op-support/release-map.yaml")
-    if shared.exists():
-        return yaml.safe_load(shared.read_text(encoding="utf-8"))["releases"]
-    return None
+    return (json.loads(index.read_text(encoding="utf-8")).get("release_map") or {}).get("rows")
 
 
 def test_release_map_of_op_support_agrees():
     """The op-support release map (another helper's data) must agree with the builds here,
     except where a contradiction entry explains the difference."""
     rows = _release_map_rows()
-    if rows is None:
-        pytest.skip("no op-support release map in this checkout")
     m = load_matrix()
     assert len(rows) > 50
     for r in rows:

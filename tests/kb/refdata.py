@@ -1,12 +1,11 @@
-"""The research notes' YAML tables (outside the repository), parsed once per test run."""
+"""The research notes' YAML tables (copied into data/reference/), parsed once per test run."""
 from __future__ import annotations
 
 import functools
 from pathlib import Path
 from typing import Any
 
-REFERENCE = Path("/work/shared/reference")
-HAS_REF = (REFERENCE / "acl_error_codes.yaml").is_file() and (REFERENCE / "cann_error_codes.yaml").is_file()
+REFERENCE = Path(__file__).parent / "data" / "reference"
 
 
 @functools.lru_cache(maxsize=None)

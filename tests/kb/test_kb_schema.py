@@ -150,7 +150,6 @@ def _shingles(text: str, n: int = 12):
     return {" ".join(words[i : i + n]) for i in range(len(words) - n + 1)}
 
 
-@pytest.mark.skipif(not refdata.HAS_REF, reason="research notes not present on this machine")
 def test_explanations_and_fixes_are_our_own_words():
     ref = set()
     acl = refdata.load("acl_error_codes.yaml")

@@ -94,12 +94,30 @@ def test_mixed_dir_with_junk_loops_gz_tar_and_gbk(tmp_path):
     assert data["stats"]["files"] == 3
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads everything")
-def test_unreadable_file(tmp_path):
+def test_unreadable_file(tmp_path, monkeypatch):
     f = tmp_path / "plog-1_20260101000000000.log"
     f.write_bytes(PLOG)
-    f.chmod(0)
-    rc, _, err = _run([tmp_path])
+    (tmp_path / "plog-2_20260101000000000.log").write_bytes(PLOG)
+    if os.geteuid() != 0:
+        f.chmod(0)
+    else:  # root opens anything: make the open itself refuse, as it would for a normal user
+        import ascend_doctor.triage.sources as sources
+
+        real_plain = sources._plain
+
+        def refusing(path):
+            if path == str(f):
+                def deny():
+                    raise PermissionError(13, "Permission denied", path)
+                return deny
+            return real_plain(path)
+
+        monkeypatch.setattr(sources, "_plain", refusing)
+    rc, out, err = _run([tmp_path], fmt="json")
+    data = json.loads(out)
+    assert rc == 1 and data["stats"]["files"] == 1  # the readable file is still triaged
+    assert {s["reason"] for s in data["stats"]["skipped"]} == {"permission denied"}
+    rc, _, err = _run([f])
     assert rc == 2 and "permission denied" in err
 
 
