@@ -199,6 +199,12 @@ def compat(
 
 
 def main() -> None:
+    # a terminal or pipe that cannot encode ✓ or · must not end the run with a traceback
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="replace")  # type: ignore[attr-defined]
+        except (AttributeError, ValueError):
+            pass
     try:
         app()
     except SystemExit:

@@ -255,7 +255,7 @@ class Facts:
         fact = PythonFact(interp, result)
         payload = _last_json(result.stdout) if result.ok else None
         if payload is None:
-            fact.error = _first_line(result.output) or "the interpreter printed nothing"
+            fact.error = result.error or _first_line(result.output) or "the interpreter printed nothing"
             if result.timed_out:
                 fact.error = f"no answer within {PYTHON_TIMEOUT:.0f} s"
             return fact
@@ -267,18 +267,31 @@ class Facts:
         """Deep tier: import torch_npu and touch NPU 0 in the target interpreter."""
 
         def compute():
+            import shutil
+            import tempfile
+
             from .probes import probe_source
 
             interp = self.python_interpreter()
             if interp is None:
                 return None, None
-            result = self._run_python(interp, probe_source("runtime"), RUNTIME_TIMEOUT)
+            # Importing torch_npu and touching the device makes CANN write plog and trace
+            # files (and op caches in the working directory). They go to a scratch directory
+            # that is removed afterwards, so the probe leaves nothing in the user's
+            # ~/ascend/log for this or a later run to report.
+            scratch = tempfile.mkdtemp(prefix="ascend-doctor-probe-")
+            try:
+                env = self.host.command_env()
+                env.update(ASCEND_PROCESS_LOG_PATH=scratch + "/log", ASCEND_WORK_PATH=scratch)
+                result = self._run_python(interp, probe_source("runtime"), RUNTIME_TIMEOUT, env=env, cwd=scratch)
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
             return _last_json(result.stdout), result
 
         return self._cached("runtime_probe", compute)
 
-    def _run_python(self, interp: str, source: str, timeout: float) -> CommandResult:
-        return self.host.run([interp, "-c", source], timeout=timeout)
+    def _run_python(self, interp: str, source: str, timeout: float, env=None, cwd: Optional[str] = None) -> CommandResult:
+        return self.host.run([interp, "-c", source], timeout=timeout, env=env, cwd=cwd)
 
 
 def _last_json(text: str) -> Optional[Dict[str, Any]]:

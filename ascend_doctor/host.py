@@ -17,6 +17,7 @@ new session so that a hang is ended by killing the whole process group.
 """
 from __future__ import annotations
 
+import errno
 import os
 import platform
 import signal
@@ -81,6 +82,7 @@ class CommandResult:
     timed_out: bool = False
     not_found: bool = False
     error: Optional[str] = None  # could not start (permission, exec format)
+    foreign: bool = False  # a binary of another architecture or format: it cannot run here
 
     @property
     def ok(self) -> bool:
@@ -320,15 +322,6 @@ class Host:
                 return row[0]
         return None
 
-    def group_members(self, name: str) -> List[str]:
-        for row in self._table("group"):
-            if row and row[0] == name:
-                return [m for m in (row[3].split(",") if len(row) > 3 else []) if m]
-        return []
-
-    def group_exists(self, name: str) -> bool:
-        return any(row and row[0] == name for row in self._table("group"))
-
     @property
     def user(self) -> User:
         """The user whose access is judged: USER of the judged env, else the real user."""
@@ -501,7 +494,9 @@ class Host:
         keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
         return {k: os.environ[k] for k in keep if k in os.environ}
 
-    def run(self, argv: Sequence[str], timeout: float, env: Optional[Mapping[str, str]] = None) -> CommandResult:
+    def run(
+        self, argv: Sequence[str], timeout: float, env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None
+    ) -> CommandResult:
         """Run a command found on the judged machine; never raises for the command's failures."""
         argv = list(argv)
         start = time.monotonic()
@@ -516,10 +511,14 @@ class Host:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env=dict(env) if env is not None else self.command_env(),
+                cwd=cwd,
                 start_new_session=True,
             )
         except OSError as exc:
-            return CommandResult(argv, None, "", "", time.monotonic() - start, error=f"{argv[0]}: {exc.strerror or exc}")
+            return CommandResult(
+                argv, None, "", "", time.monotonic() - start,
+                error=f"{argv[0]}: {exc.strerror or exc}", foreign=exc.errno == errno.ENOEXEC,
+            )
         try:
             out, err = proc.communicate(timeout=max(timeout, 0.01))
             timed_out = False

@@ -35,7 +35,8 @@ class Status(str, Enum):
 
     @property
     def rank(self) -> int:
-        """Severity order used by --fail-on: a timeout or a crashed check counts as a warning."""
+        """Severity order used by --fail-on. A timeout (a hung npu-smi, a stuck device) and a
+        check that crashed count as failures: in both cases nothing vouches for that part."""
         return _RANK[self]
 
 
@@ -43,8 +44,8 @@ _RANK = {
     Status.OK: 0,
     Status.SKIP: 0,
     Status.WARN: 1,
-    Status.TIMEOUT: 1,
-    Status.ERROR: 1,
+    Status.TIMEOUT: 2,
+    Status.ERROR: 2,
     Status.FAIL: 2,
 }
 

@@ -167,6 +167,8 @@ def npu_smi_info(ctx: Context) -> Result:
                 ["ps -eo pid,etime,cmd | grep -E 'npu-smi|dcmi' | grep -v grep", "dmesg | grep -i -E 'davinci|dcmi|hdc' | tail -20", "reboot"],
             ),
         )
+    if result is not None and result.foreign and not ctx.host.is_real:
+        return skip(f"the judged machine's npu-smi cannot run on this machine ({result.error}); device checks need it")
     if result is not None and result.error:
         return fail(f"npu-smi could not be started: {result.error}", evidence=Evidence(found=result.error))
     if fact.info is not None:
@@ -206,6 +208,15 @@ def npu_smi_info(ctx: Context) -> Result:
             evidence=Evidence(found=err.line, required="npu-smi info prints the device table", source=DCMI_SOURCE),
             fix=_dcmi_fix(err.code, ctx),
             kb=f"dcmi{err.code}",
+            details=output.splitlines()[:20],
+        )
+    if result is not None and result.returncode == 0:
+        # npu-smi succeeded; it is this parser that does not know the layout (a newer driver)
+        return warn(
+            f"npu-smi info succeeded but its output is in a layout ascend-doctor cannot read ({fact.parse_error})",
+            category="other",
+            evidence=Evidence(found=(output.splitlines() or ["(no output)"])[0][:200], source=f"{fact.path} info"),
+            fix=Fix("Device checks that need the table are skipped; please report the output (it is safe to share).", ["npu-smi info"]),
             details=output.splitlines()[:20],
         )
     return fail(
@@ -257,6 +268,18 @@ def job_devices(ctx: Context, devices: List[NpuChip]) -> Tuple[List[NpuChip], st
     return visible[:1], "no device selected: a single-device job uses device 0"
 
 
+def _holder_owner(ctx: Context, pid: int) -> Optional[str]:
+    """Who runs ``pid``, when it is visible from here (real host only; psutil, read-only)."""
+    if not ctx.host.is_real:
+        return None
+    try:
+        import psutil
+
+        return psutil.Process(pid).username()
+    except Exception:  # gone, another pid namespace (a container), or not permitted
+        return None
+
+
 @check("devices.busy", "NPUs free for this job", "devices", category="device_busy_permission", requires=("npu_smi.info",))
 def busy(ctx: Context) -> Result:
     info = ctx.facts.npu_smi().info
@@ -267,19 +290,28 @@ def busy(ctx: Context) -> Result:
         return ok("no process holds any NPU")
     wanted, why = job_devices(ctx, devices)
     keys = {(c.npu_id, c.chip_id) for c in wanted}
-    mine = [p for p in info.processes if (p.npu_id, p.chip_id if p.chip_id is not None else 0) in keys]
-    others = [p for p in info.processes if p not in mine]
+    holders = [p for p in info.processes if (p.npu_id, p.chip_id if p.chip_id is not None else 0) in keys]
+    elsewhere = [p for p in info.processes if p not in holders]
     held_ids = sorted({(p.npu_id, p.chip_id or 0) for p in info.processes})
     idle = [i for i, c in enumerate(devices) if (c.npu_id, c.chip_id) not in held_ids]
-    listed = "; ".join(f"NPU {p.npu_id}: PID {p.pid}{' ' + p.name if p.name else ''}, {p.memory_mb} MB" for p in (mine or others)[:8])
-    if not mine:
+    listed = "; ".join(f"NPU {p.npu_id}: PID {p.pid}{' ' + p.name if p.name else ''}, {p.memory_mb} MB" for p in (holders or elsewhere)[:8])
+    if not holders:
         return ok(f"the job's device(s) are free; {len(held_ids)} other NPU(s) in use ({listed})", details=[why])
-    commands = [f"ps -o pid,user,etime,cmd -p {','.join(str(p.pid) for p in mine)}"]
+    commands = [f"ps -o pid,user,etime,cmd -p {','.join(str(p.pid) for p in holders)}"]
     if idle:
         commands.append(f"export ASCEND_RT_VISIBLE_DEVICES={','.join(str(i) for i in idle[:8])}")
+    evidence = Evidence(found=listed, required=f"free device(s) for the job ({why})", source="npu-smi info process table")
+    owners = {_holder_owner(ctx, p.pid) for p in holders}
+    if owners == {ctx.host.user.name}:
+        # the user's own job (a running service, this training run): a fact worth showing, not a fault
+        return warn(
+            f"the NPU this job would use is held by your own process ({listed}); a second job there shares its memory",
+            evidence=evidence,
+            fix=Fix("If that process is the job itself, nothing to do; otherwise stop it or pick idle devices.", commands),
+        )
     return fail(
         f"the NPU this job would use is held by another process ({listed})",
-        evidence=Evidence(found=listed, required=f"free device(s) for the job ({why})", source="npu-smi info process table"),
+        evidence=evidence,
         fix=Fix(
             "Stop the other process if it is stale, or run on idle devices"
             + (f" ({', '.join(str(i) for i in idle[:8])})" if idle else "")

@@ -6,6 +6,7 @@ device variables §2.7-2.8; log path: formats-plog-errors.md §1.1.
 from __future__ import annotations
 
 import os
+import re
 from typing import List, Optional
 
 from ..host import split_path_list
@@ -146,7 +147,9 @@ def visible_devices(ctx: Context) -> Result:
     )
     if not problems:
         return ok("; ".join(notes) or "device selection is valid", evidence=evidence)
-    good = sorted(set(i for i in (selected or []) if count is None or i < count))
+    # what the user meant: every existing id they wrote, once, in the order the runtime needs
+    written = [int(t) for t in re.findall(r"\d+", rt_raw or "")]
+    good = sorted(set(i for i in written if count is None or i < count))
     want = ",".join(str(i) for i in (good or range(min(count or 1, 8))))
     return fail(
         problems[0],
@@ -174,7 +177,8 @@ def log_path(ctx: Context) -> Result:
         return skip("no ASCEND_PROCESS_LOG_PATH and no home directory")
     existing = host.nearest_existing(path)
     writable = host.can_access(existing, "wx")
-    free = host.disk_free(existing)
+    # under --root the tree's disk is this machine's, not the judged host's: do not report it
+    free = host.disk_free(existing) if host.is_real else None
     evidence = Evidence(
         found=f"{path} ({origin}); nearest existing {existing}; "
         + ("writable" if writable else "not writable")

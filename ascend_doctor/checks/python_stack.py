@@ -36,6 +36,8 @@ def interpreter(ctx: Context) -> Result:
         return timed_out(f"{fact.interpreter} did not answer within {PYTHON_TIMEOUT:.0f} s", evidence=Evidence(found=fact.interpreter))
     if res is not None and res.not_found:
         return fail(f"{fact.interpreter}: no such interpreter", evidence=Evidence(found=fact.interpreter), fix=Fix("Name an existing interpreter.", ["ascend-doctor check --python $(command -v python3)"]))
+    if res is not None and res.foreign and not ctx.host.is_real:
+        return skip(f"the judged machine's {fact.interpreter} cannot run on this machine ({res.error})")
     if fact.error:
         return fail(f"{fact.interpreter} failed to run: {fact.error}", evidence=Evidence(found=fact.error))
     rel = release(fact.python)
@@ -79,20 +81,26 @@ def _base(version: str) -> str:
 
 @check("python.torch_npu_match", "torch and torch_npu versions agree", "python", category="version_mismatch", requires=("python.packages",))
 def torch_npu_match(ctx: Context) -> Result:
+    from compat_matrix import evaluate
+    from compat_matrix.errors import CompatError
+
     fact = ctx.facts.python_stack()
     torch_v, npu_v = fact.version_of("torch"), fact.version_of("torch_npu")
     if not torch_v or not npu_v:
         return skip("needs both torch and torch_npu")
-    t, n = release(torch_v), release(npu_v)
-    if t is None or n is None:
-        return skip(f"cannot read versions torch {torch_v}, torch_npu {npu_v}")
-    evidence = Evidence(found=f"torch {torch_v}, torch_npu {npu_v}", required=f"torch {_base(npu_v)} for torch_npu {npu_v}", source=PT_COMPAT)
+    try:
+        pair = evaluate({"torch": torch_v, "torch_npu": npu_v}).pair("torch", "torch_npu")
+    except CompatError as exc:
+        return skip(f"cannot read versions torch {torch_v}, torch_npu {npu_v}: {exc}")
+    if pair is None:
+        return skip(f"no rule relates torch {torch_v} and torch_npu {npu_v}")
+    evidence = Evidence(found=pair.found, required=pair.required, source=pair.source or PT_COMPAT)
+    if pair.verdict == "compatible":
+        return ok(pair.reason, evidence=evidence)
     fix = Fix(
-        "torch_npu is built against one PyTorch release: install that torch, or the torch_npu built for your torch.",
+        "torch_npu is built against one PyTorch release and pins it: install that torch, or the torch_npu built for your torch.",
         [f"pip install torch=={_base(npu_v)}", f"ascend-doctor compat --torch {_base(torch_v)} --suggest"],
     )
-    if t[:2] != n[:2]:
-        return fail(f"torch {torch_v} with torch_npu {npu_v}: different releases, import will fail", evidence=evidence, fix=fix)
-    if t[:3] != n[:3]:
-        return warn(f"torch {torch_v} with torch_npu {npu_v}: patch releases differ", evidence=evidence, fix=fix)
-    return ok(f"torch {torch_v} and torch_npu {npu_v} are the same release", evidence=evidence)
+    if pair.verdict == "incompatible":
+        return fail(pair.reason, evidence=evidence, fix=fix)
+    return warn(pair.reason, evidence=evidence, fix=fix)

@@ -29,12 +29,28 @@ class CheckRun:
     facts: Optional[Facts] = None
 
 
+class UnknownCheck(ValueError):
+    """An --only selector that names no check, group or id prefix."""
+
+
+def _selects(selector: str, chk: Check) -> bool:
+    return selector in (chk.id, chk.group) or chk.id.startswith(selector.rstrip(".") + ".")
+
+
 def selected_checks(options: Options, only: Optional[List[str]] = None) -> List[Check]:
-    checks = [c for c in registry() if c.tier == "quick" or options.tier == "deep"]
-    if only:
-        wanted = set(only)
-        checks = [c for c in checks if c.id in wanted or c.group in wanted]
-    return checks
+    """Checks of the tier, or those ``only`` names (ids, groups or id prefixes such as ``env``);
+    a named deep check runs even in the quick tier, since asking for it by name is asking for it."""
+    every = registry()
+    if not only:
+        return [c for c in every if c.tier == "quick" or options.tier == "deep"]
+    unknown = [s for s in only if not any(_selects(s, c) for c in every)]
+    if unknown:
+        groups = sorted({c.group for c in every})
+        raise UnknownCheck(
+            f"--only {unknown[0]}: no such check; give an id ({', '.join(c.id for c in every[:4])}, ...), "
+            f"an id prefix (env, devices) or a group ({', '.join(groups)}); `ascend-doctor check -v` lists the ids"
+        )
+    return [c for c in every if any(_selects(s, c) for s in only) and (c.tier == "quick" or options.tier == "deep" or c.id in only)]
 
 
 def run_checks(
@@ -65,6 +81,14 @@ def run_checks(
 
 
 def _run_one(chk: Check, ctx: Context, deadline: float) -> Result:
+    # not applicable comes first: a check that has nothing to judge here is not "blocked"
+    if chk.applies is not None:
+        try:
+            reason = chk.applies(ctx)
+        except Exception as exc:  # a broken applicability test must not end the run
+            return _crash(exc)
+        if reason:
+            return Result(Status.SKIP, f"skipped: {reason}")
     for dep in chk.requires:
         prior = ctx.results.get(dep)
         if prior is None:
@@ -76,13 +100,6 @@ def _run_one(chk: Check, ctx: Context, deadline: float) -> Result:
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         return Result(Status.TIMEOUT, "not run: the global deadline was reached")
-    if chk.applies is not None:
-        try:
-            reason = chk.applies(ctx)
-        except Exception as exc:  # a broken applicability test must not end the run
-            return _crash(exc)
-        if reason:
-            return Result(Status.SKIP, f"skipped: {reason}")
     # a check may wait for one command, so it gets at least that command's timeout
     return _call_with_timeout(chk, ctx, min(max(chk.timeout, ctx.options.command_timeout + 2), remaining))
 

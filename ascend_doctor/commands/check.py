@@ -59,6 +59,12 @@ def run_check(
         raise UsageError("--expect-devices must be 0 or more")
     if not 0 < timeout <= 600:
         raise UsageError("--timeout must be between 0 and 600 seconds")
+    from ..checks.runner import UnknownCheck, selected_checks
+
+    try:
+        selected_checks(Options(tier=tier), only)
+    except UnknownCheck as exc:
+        raise UsageError(str(exc)) from None
     host = make_host(root, env_file, sim)
     options = Options(tier=tier, expect_devices=expect_devices, python=python, command_timeout=timeout)
     progress = _progress_printer() if fmt == "text" and sys.stderr.isatty() else None

@@ -21,7 +21,28 @@ def output_format(fmt: str, json_flag: bool) -> str:
     return fmt
 
 
+def readable_input(path: Path, option: str) -> None:
+    """Refuse what would block or mislead a read: a FIFO with no writer, a device, a socket.
+
+    Pipes from process substitution (``--env-file <(env)``, /dev/fd/N) are what the user
+    asked for and are allowed."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise UsageError(f"{option} {path}: no such file") from None
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(mode):
+        raise UsageError(f"{option} {path}: is a directory")
+    piped = str(path).startswith(("/dev/fd/", "/proc/self/fd/"))
+    if not stat.S_ISREG(mode) and not piped:
+        raise UsageError(f"{option} {path}: not a regular file (use - or <(...) to pass a stream)")
+
+
 def load_env_file(path: Path) -> dict:
+    readable_input(path, "--env-file")
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
@@ -42,7 +63,12 @@ def build_sim(scenario: str) -> Tuple[Path, Path]:
         import runtime_sim
     except ImportError:  # pragma: no cover - runtime_sim ships with the package
         raise UsageError("--sim needs the runtime_sim package, which is not installed") from None
-    tmp = Path(tempfile.mkdtemp(prefix=f"ascend-sim-{scenario}-"))
+    from runtime_sim.scenarios import names
+
+    known = names()
+    if scenario.replace("-", "_") not in known:
+        raise UsageError(f"--sim {scenario}: unknown scenario; choose one of {', '.join(known)}")
+    tmp = Path(tempfile.mkdtemp(prefix="ascend-sim-"))
     atexit.register(shutil.rmtree, tmp, True)
     from runtime_sim.host import BuildError
 

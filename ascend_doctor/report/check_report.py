@@ -18,9 +18,9 @@ def counts(findings: List[Finding]) -> Dict[str, int]:
 
 
 def verdict(findings: List[Finding]) -> str:
-    if any(f.status == Status.FAIL for f in findings):
+    if any(f.status.rank >= 2 for f in findings):
         return "fail"
-    if any(f.status in (Status.WARN, Status.TIMEOUT, Status.ERROR) for f in findings):
+    if any(f.status == Status.WARN for f in findings):
         return "warn"
     return "ok"
 
@@ -46,10 +46,14 @@ def _summary_line(findings: List[Finding], duration_s: float) -> str:
 
 
 def _next_step(findings: List[Finding]) -> str:
-    failing = [f for f in findings if f.status == Status.FAIL]
-    if failing:
-        return f"Fix {failing[0].id} first: the checks after it may depend on it."
-    if any(f.status in PROBLEMS for f in findings):
+    first = next((f for f in findings if f.status.rank >= 2), None)
+    if first is not None and first.status == Status.TIMEOUT:
+        return f"{first.id} timed out: nothing after it could use its answer; see its fix."
+    if first is not None and first.status == Status.ERROR:
+        return f"The {first.id} check crashed; run with -v for its traceback and report it."
+    if first is not None:
+        return f"Fix {first.id} first: the checks after it may depend on it."
+    if any(f.status == Status.WARN for f in findings):
         return "No failures; the warnings above are worth a look."
     return "No issues found."
 

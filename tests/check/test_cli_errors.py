@@ -47,3 +47,13 @@ def test_this_machine_without_ascend_says_so() -> None:
     assert res.returncode == 1
     assert "no Ascend driver is installed on this machine" in res.stdout
     assert "Traceback" not in res.stdout + res.stderr
+
+
+def test_an_empty_machine_says_no_driver(tmp_path: Path) -> None:
+    """The same statement on an empty tree, independent of what this machine has."""
+    env = tmp_path / "env"
+    env.write_text("USER=root\nHOME=/root\nPATH=/usr/bin\n")
+    res = run("check", "--root", str(tmp_path), "--env-file", str(env))
+    assert res.returncode == 1
+    assert "no Ascend driver is installed on this machine" in res.stdout
+    assert "Traceback" not in res.stdout + res.stderr

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import time
 from pathlib import Path
 
 import pytest
@@ -233,13 +232,6 @@ def test_builds_are_deterministic(tmp_path):
         return out
 
     assert snapshot(a.root) == snapshot(b.root)
-
-
-def test_build_time_is_well_under_a_second(tmp_path):
-    started = time.perf_counter()
-    for name in ("healthy_910b", "healthy_310p", "container_no_device_nodes"):
-        build(name, tmp_path / name)
-    assert time.perf_counter() - started < 1.5
 
 
 def test_unprivileged_builder_gives_hwhiaiuser_its_own_ids(monkeypatch):
