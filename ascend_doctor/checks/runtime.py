@@ -11,6 +11,7 @@ from ..facts import RUNTIME_TIMEOUT
 from ..model import Evidence, Fix, Status
 from .base import Context, Result, check, fail, ok, skip, timed_out
 
+IMPORT_CAUSES = ("env.set_env", "python.torch_npu_match", "toolkit.installed", "container.mounts", "driver.installed")
 STEP_TITLES = {"import": "import torch_npu", "available": "torch.npu.is_available()", "device_count": "torch.npu.device_count()", "small_op": "a matmul on npu:0"}
 
 
@@ -79,8 +80,15 @@ def _step_result(ctx: Context, name: str) -> Result:
     if entry is not None:
         category, kb = entry.category, entry.id
         fix = Fix(getattr(entry.fix, "text", "") or "", list(getattr(entry.fix, "commands", []) or []))
+    predicted = ""
+    if name == "import":
+        # the quick tier may already have named the reason (CANN not on the path, torch and
+        # torch_npu apart): say so, so the two findings read as one cause and its proof
+        cid = next((c for c in IMPORT_CAUSES if ctx.results.get(c) is not None and ctx.results[c].status == Status.FAIL), None)
+        if cid is not None:
+            predicted = f" (as {cid} predicts)"
     return fail(
-        f"{STEP_TITLES[name]} failed: {first[:300]}",
+        f"{STEP_TITLES[name]} failed{predicted}: {first[:300]}",
         category=category,
         kb=kb,
         evidence=Evidence(found=first[:300], required=f"{STEP_TITLES[name]} succeeds"),
