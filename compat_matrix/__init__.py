@@ -8,6 +8,7 @@ Public API (imported lazily, so ``import compat_matrix`` stays cheap; data loads
     chip_family(text)                    -> '910b' | '910_93' | '310p' | ...
     evaluate(stack)                      -> Report    (pairs with verdicts, overall verdict)
     suggest(pinned)                      -> [SuggestedStack], newest first
+    scan(pinned)                         -> ([SuggestedStack], [LeftOut]) the builds left out, and why
     upgrade_path(current, target)        -> UpgradePlan (ordered steps)
     resolve_torch_npu_release(text)      -> [Build]   (wheel / branch / release line / CANN)
     judge_driver_firmware(...), judge_toolkit_driver(...), judge_version_files(...)
@@ -24,7 +25,7 @@ from typing import Any
 __all__ = [
     "parse_version", "try_parse_version", "parse_spec", "Version", "VersionSpec", "KINDS",
     "chip_family", "evaluate", "Report", "Pair", "VERDICTS", "COMPONENTS", "suggest",
-    "SuggestedStack", "upgrade_path", "UpgradePlan", "resolve_torch_npu_release", "release_map_row",
+    "SuggestedStack", "scan", "LeftOut", "upgrade_path", "UpgradePlan", "resolve_torch_npu_release", "release_map_row",
     "judge_driver_firmware", "judge_toolkit_driver", "judge_version_files", "load_matrix",
     "CompatError", "VersionError", "ChipError", "ComponentError", "ReleaseQueryError",
 ]
@@ -38,6 +39,7 @@ _LAZY = {
     "Report": "compat_matrix.report", "Pair": "compat_matrix.report",
     "VERDICTS": "compat_matrix.report", "COMPONENTS": "compat_matrix.report",
     "suggest": "compat_matrix.stacks", "SuggestedStack": "compat_matrix.stacks",
+    "scan": "compat_matrix.stacks", "LeftOut": "compat_matrix.stacks",
     "upgrade_path": "compat_matrix.stacks", "UpgradePlan": "compat_matrix.stacks",
     "resolve_torch_npu_release": "compat_matrix.releases", "release_map_row": "compat_matrix.releases",
     "ReleaseQueryError": "compat_matrix.releases",

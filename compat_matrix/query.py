@@ -143,7 +143,7 @@ def _status_phrase(m: Matrix, b: Build) -> str:
         return "a hotfix build (TorchNPU %s)" % (b.release.text if b.release else
                                                   "hotfix of " + (b.hotfix_of.text if b.hotfix_of else "?"))
     if b.status == "unverified":
-        return "a build newer than every stored table"
+        return "a published build"
     return "the TorchNPU %s build" % (b.release.text if b.release else "?")
 
 
@@ -206,7 +206,7 @@ def judge_torch_npu_cann(m: Matrix, tn: Version, cann_in: Version) -> Pair:
         pins = _pins_for(m, tn)
         extra = ("; pinned by " + _fmt_versions(pins)) if pins else ""
         return Pair("cann", "torch_npu", UNKNOWN, found, None, _cite(m, b.source),
-                    "torch_npu %s is %s (%s) but no stored source pairs it with a CANN release%s"
+                    "torch_npu %s is %s (%s), but no source names the CANN release it was made for%s"
                     % (tn.text, _status_phrase(m, b), b.note or "", extra), b.source)
     specs, wide_src = _supported_cann(m, b)
     paired = b.cann
@@ -319,27 +319,41 @@ def judge_torch_python(m: Matrix, torch: Version, py: Version, with_torch_npu: b
     if with_torch_npu:
         return Pair("python", "torch", COMPATIBLE, found, required, _cite(m, row.source),
                     "PyTorch %s ships Python %s wheels" % (torch.text, series), row.source)
+    # Without a torch_npu version the question is whether any torch_npu build for this PyTorch
+    # runs on this Python. The verdict follows the best build that does: a GA build is
+    # compatible; a published build no CANN table lists is unknown, exactly like knowing no
+    # build at all (knowing more never makes the verdict worse); only pre-release or beta
+    # builds is not_recommended (a source advises against them); none at all is incompatible.
     builds = [b for b in m.builds_for_torch(torch) if b.python]
     ga_ok = sorted({b.torch_npu.text for b in builds if b.is_ga and series in b.python})
-    any_ok = sorted({b.torch_npu.text for b in builds if series in b.python})
     if ga_ok:
         return Pair("python", "torch", COMPATIBLE, found, required, _cite(m, "pypi_torch_npu"),
                     "PyTorch %s ships Python %s, and so do torch_npu %s" % (torch.text, series, _fmt_versions(ga_ok)),
                     "pypi_torch_npu")
+    published = [b for b in builds if b.status == "unverified" and series in b.python]
+    if published:
+        names = sorted({b.torch_npu.text for b in published})
+        pys = sorted({p for b in published for p in b.python}, key=lambda t: tuple(int(x) for x in t.split(".")))
+        return Pair("python", "torch", UNKNOWN, found, "Python %s (published torch_npu wheels)" % _py_range(pys),
+                    _cite(m, "pypi_torch_npu"),
+                    "PyTorch %s ships Python %s, and so does torch_npu %s on PyPI, but no source names the CANN "
+                    "release %s made for" % (torch.text, series, _fmt_versions(names),
+                                               "it was" if len(names) == 1 else "they were"), "pypi_torch_npu")
+    any_ok = sorted({b.torch_npu.text for b in builds if series in b.python})
     if any_ok:
         return Pair("python", "torch", NOT_RECOMMENDED, found, required, _cite(m, "pypi_torch_npu"),
-                    "only non-GA torch_npu builds for PyTorch %s ship Python %s: %s"
+                    "only pre-release or beta torch_npu builds for PyTorch %s ship Python %s: %s"
                     % (torch.text, series, _fmt_versions(any_ok)), "pypi_torch_npu")
     if builds:
-        ranges = sorted({_py_range(b.python or ()) for b in builds if b.is_ga})
+        ranges = sorted({_py_range(b.python or ()) for b in builds})
         return Pair("python", "torch", INCOMPATIBLE, found,
                     "Python %s (torch_npu builds for PyTorch %s)" % (" or ".join(ranges), torch.text),
                     _cite(m, "pypi_torch_npu"),
                     "PyTorch %s itself ships Python %s, but no torch_npu build for it does (builds: %s)"
                     % (torch.text, series, " / ".join(ranges)), "pypi_torch_npu")
-    return Pair("python", "torch", COMPATIBLE, found, required, _cite(m, row.source),
-                "PyTorch %s ships Python %s wheels (no torch_npu build for this PyTorch is known)"
-                % (torch.text, series), row.source)
+    return Pair("python", "torch", UNKNOWN, found, required, _cite(m, row.source),
+                "PyTorch %s ships Python %s wheels, but no torch_npu build for PyTorch %s is known"
+                % (torch.text, series, torch.text), row.source)
 
 
 def judge_torch_cann(m: Matrix, torch: Version, cann_in: Version) -> Pair:
@@ -347,6 +361,12 @@ def judge_torch_cann(m: Matrix, torch: Version, cann_in: Version) -> Pair:
     found = "torch %s with CANN %s" % (torch.text, cann_in.text)
     builds = [b for b in m.builds_for_torch(torch) if b.cann is not None]
     if not builds:
+        published = sorted({b.torch_npu.text for b in m.builds_for_torch(torch) if b.on_pypi})
+        if published:
+            return Pair("cann", "torch", UNKNOWN, found, None, _cite(m, "pypi_torch_npu"),
+                        "torch_npu %s for PyTorch %s %s on PyPI, but no source names the CANN release %s made for"
+                        % (_fmt_versions(published), torch.text, "is" if len(published) == 1 else "are",
+                           "it was" if len(published) == 1 else "they were"), "pypi_torch_npu")
         return Pair("cann", "torch", UNKNOWN, found, None, None,
                     "no torch_npu build for PyTorch %s is in the tables" % torch.text, None)
     exact = [b for b in builds if b.cann.matches(cann)]
@@ -548,6 +568,9 @@ def evaluate(stack: Mapping[str, Any], matrix: Optional[Matrix] = None) -> Repor
             rep.pairs.append(judge_cann_driver(m, cann, drv, st.chip))
     if drv is not None and fw is not None:
         rep.pairs.append(judge_driver_firmware_data(m, drv, fw, st.chip))
+    for p in rep.pairs:
+        if p.source_id and p.source_commit is None and p.source_id in m.sources:
+            p.source_commit = m.source_commit(p.source_id)
     if not rep.pairs:
         given = ", ".join(LABELS[c] for c in st.as_strings()) or "nothing"
         notes.append("no pair to judge: %s given; the data relates torch_npu to torch/CANN/Python, "

@@ -35,9 +35,10 @@ class Pair:
     verdict: str
     found: str
     required: Optional[str]
-    source: Optional[str]  # URL (with commit) of the row the verdict rests on
+    source: Optional[str]  # URL of the row the verdict rests on (a permalink when read at a commit)
     reason: str
     source_id: Optional[str] = None
+    source_commit: Optional[str] = None  # the commit the source was read at, also inside ``source``
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -46,7 +47,7 @@ class Pair:
     def to_json(self) -> Dict[str, Any]:
         return {"a": self.a, "b": self.b, "verdict": self.verdict, "found": self.found,
                 "required": self.required, "source": self.source, "reason": self.reason,
-                "source_id": self.source_id}
+                "source_id": self.source_id, "source_commit": self.source_commit}
 
 
 @dataclass

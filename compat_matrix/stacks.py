@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from compat_matrix import query
-from compat_matrix.report import COMPATIBLE, INCOMPATIBLE, LABELS, Report
-from compat_matrix.tables import HdkStatement, Matrix, load_matrix
+from compat_matrix.report import COMPATIBLE, INCOMPATIBLE, LABELS, UNKNOWN, Report, worst
+from compat_matrix.tables import Build, HdkStatement, Matrix, load_matrix
 from compat_matrix.versions import Version, VersionSpec, parse_version
 
 
@@ -27,7 +27,9 @@ class SuggestedStack:
     release: Optional[str]
     branch: Optional[str]
     status: str
-    pairing: str  # "built_for": the build made for this CANN; "supported": by its release notes
+    # "built_for": the build made for this CANN; "supported": by its release notes;
+    # "unpaired": published, but no source names its CANN (no "cann" in components)
+    pairing: str
     sources: List[str]
     notes: List[str] = field(default_factory=list)
     verdict: str = COMPATIBLE  # the overall verdict of the stack (never incompatible)
@@ -64,98 +66,205 @@ def _hdk_choice(m: Matrix, cann: Version, chip: Optional[str]) -> Tuple[Optional
     return best[1], best[2].text, allowed
 
 
+@dataclass
+class LeftOut:
+    """A build of the pinned PyTorch / torch_npu that is not a suggested stack, and why."""
+
+    build: Build
+    reason: str
+    non_ga_filter: bool  # listed once pre-release / unverified builds are included
+
+    def to_json(self) -> Dict[str, Any]:
+        b = self.build
+        return {"torch_npu": b.torch_npu.text, "torch": b.torch.text, "status": b.status,
+                "on_pypi": b.on_pypi, "python": list(b.python) if b.python else None,
+                "cann": b.cann.text if b.cann is not None else None,
+                "release": b.release.text if b.release else None,
+                "reason": self.reason, "listed_with_all_builds": self.non_ga_filter}
+
+
+class _Pins(object):
+    """The pinned components of a suggest query, parsed once."""
+
+    def __init__(self, m: Matrix, pinned: Mapping[str, Any]) -> None:
+        self.stack = query.Stack(pinned)
+        v = self.stack.versions
+        self.tn, self.torch, self.py = v.get("torch_npu"), v.get("torch"), v.get("python")
+        self.drv, self.fw = v.get("driver"), v.get("firmware")
+        cann = v.get("cann")
+        self.cann = m.commercial_cann(cann) if cann is not None else None
+        self.chip = self.stack.chip
+
+
 def suggest(pinned: Mapping[str, Any], include_prerelease: bool = False, limit: Optional[int] = None,
-            matrix: Optional[Matrix] = None) -> List[SuggestedStack]:
+            matrix: Optional[Matrix] = None, include_unverified: bool = False) -> List[SuggestedStack]:
     """Complete stacks that satisfy every pinned component, newest first.
 
-    Only GA builds unless ``include_prerelease`` (or the pinned torch_npu is not GA). A pinned
+    Only GA builds unless ``include_prerelease`` (pre-release, beta and hotfix tags) or
+    ``include_unverified`` (builds published on PyPI that no CANN table lists; their stacks
+    have no CANN and the verdict ``unknown``), or the pinned torch_npu is not GA. A pinned
     CANN also admits builds whose release notes support it (pairing 'supported')."""
+    stacks, _ = scan(pinned, include_prerelease, include_unverified, matrix)
+    return stacks[:limit] if limit else stacks
+
+
+def scan(pinned: Mapping[str, Any], include_prerelease: bool = False, include_unverified: bool = False,
+         matrix: Optional[Matrix] = None) -> Tuple[List[SuggestedStack], List["LeftOut"]]:
+    """(stacks, the builds of the pinned torch / torch_npu left out and why); stacks newest first."""
     m = matrix or load_matrix()
-    st = query.Stack(pinned)
-    v = st.versions
-    p_tn, p_torch, p_cann, p_py = v.get("torch_npu"), v.get("torch"), v.get("cann"), v.get("python")
-    p_drv, p_fw = v.get("driver"), v.get("firmware")
-    if p_cann is not None:
-        p_cann = m.commercial_cann(p_cann)
+    pins = _Pins(m, pinned)
     out: List[SuggestedStack] = []
+    left_out: List[LeftOut] = []
+    # the builds left out are worth naming only for a pinned PyTorch line or wheel
+    explain = pins.tn is not None or pins.torch is not None
     for b in m.builds:
-        if b.cann is None or b.python is None:
+        if pins.tn is not None and b.torch_npu != pins.tn.public:
             continue
-        if p_tn is not None and b.torch_npu != p_tn.public:
+        if pins.torch is not None and b.torch != pins.torch.public:
             continue
-        if not b.is_ga and not include_prerelease and p_tn is None:
+        stack, why = _consider(m, b, pins, include_prerelease, include_unverified)
+        if stack is not None:
+            out.append(stack)
+        elif why is not None and explain:
+            reason, shown = why
+            if shown:  # exact, not guessed: would it make a stack with every non-GA build included?
+                again, why_again = _consider(m, b, pins, True, True)
+                shown = again is not None
+                if why_again is not None:
+                    reason = _merge_reasons(reason, why_again[0])
+            left_out.append(LeftOut(b, reason, shown))
+    named = [s for s in out if "cann" in s.components]
+    unnamed = [s for s in out if "cann" not in s.components]
+    named.sort(key=lambda s: (_cann_key(s), 1 if s.pairing == "built_for" else 0,
+                              parse_version(s.components["torch"], "torch"),
+                              parse_version(s.components["torch_npu"], "torch_npu")), reverse=True)
+    # no source names their CANN: after every stack that has one, newest build first
+    unnamed.sort(key=lambda s: (parse_version(s.components["torch"], "torch"),
+                                parse_version(s.components["torch_npu"], "torch_npu")), reverse=True)
+    return named + unnamed, left_out
+
+
+def _merge_reasons(first: str, second: str) -> str:
+    """``first; second`` without repeating a clause (or a clause another one extends)."""
+    parts: List[str] = []
+    for part in (first + "; " + second).split("; "):
+        if any(p.startswith(part) for p in parts):
             continue
-        if p_torch is not None and b.torch != p_torch.public:
-            continue
-        py_ok = list(b.python)
-        if p_py is not None:
-            series = "%d.%d" % p_py.series
-            if series not in py_ok:
-                continue
-            py_ok = [series]
-        specs, wide_src = query._supported_cann(m, b)
-        if p_cann is not None:
-            if b.cann.matches(p_cann):
-                cann_v, pairing, sid = p_cann, "built_for", b.source
-            elif any(s.matches(p_cann) for s in specs[1:]):
-                cann_v, pairing, sid = p_cann, "supported", wide_src or b.source
-            else:
-                continue
+        parts = [p for p in parts if not part.startswith(p)] + [part]
+    return "; ".join(parts)
+
+
+_Why = Optional[Tuple[str, bool]]  # (reason, would be listed with non-GA builds included)
+_UNPAIRED = "no source names the CANN release it was made for"
+
+
+def _consider(m: Matrix, b: Build, pins: _Pins, include_prerelease: bool,
+              include_unverified: bool) -> Tuple[Optional[SuggestedStack], _Why]:
+    """The stack ``b`` makes with the pins, or None and why not."""
+    if b.python is None:
+        return None, ("its Python list is not published (%s)" % (b.note or "tag-only build"), False)
+    py_ok = list(b.python)
+    if pins.py is not None:
+        series = "%d.%d" % pins.py.series
+        if series not in py_ok:
+            return None, ("no Python %s wheel (it ships %s)" % (series, query._py_range(b.python)), False)
+        py_ok = [series]
+    if not b.is_ga and pins.tn is None:
+        if b.status == "unverified" and not include_unverified:
+            return None, (_UNPAIRED, True)
+        if b.status != "unverified" and not include_prerelease:
+            return None, ("a %s build, not GA" % b.status + ("; " + _UNPAIRED if b.cann is None else ""), True)
+    if b.cann is None:
+        return _without_cann(m, b, pins, py_ok, include_unverified)
+    specs, wide_src = query._supported_cann(m, b)
+    if pins.cann is not None:
+        if b.cann.matches(pins.cann):
+            cann_v, pairing, sid = pins.cann, "built_for", b.source
+        elif any(s.matches(pins.cann) for s in specs[1:]):
+            cann_v, pairing, sid = pins.cann, "supported", wide_src or b.source
         else:
-            if b.cann.version is None:
-                continue  # a "7.0.X" line: no single CANN to name
-            cann_v, pairing, sid = b.cann.version, "built_for", b.source
-        best, best_driver, allowed = _hdk_choice(m, cann_v, st.chip)
-        comps: Dict[str, str] = {"cann": cann_v.text, "torch": b.torch.text, "torch_npu": b.torch_npu.text}
-        sources = [s for s in (m.source_url(sid), m.source_url(b.python_source)) if s]
-        notes: List[str] = []
-        if st.chip:
-            comps["chip"] = st.chip
-        if p_drv is not None:
-            pair = query.judge_cann_driver(m, cann_v, p_drv, st.chip)
-            if pair.verdict == INCOMPATIBLE:
-                continue
-            comps["driver"] = p_drv.text
-            if pair.verdict != COMPATIBLE:
-                notes.append("driver: " + pair.reason)
+            return None, ("made for CANN %s, not %s" % (query._fmt_specs(specs), pins.cann.text), False)
+    else:
+        if b.cann.version is None:
+            return None, ("paired with the CANN line %s, no single release to name" % b.cann.text, False)
+        cann_v, pairing, sid = b.cann.version, "built_for", b.source
+    best, best_driver, allowed = _hdk_choice(m, cann_v, pins.chip)
+    comps: Dict[str, str] = {"cann": cann_v.text, "torch": b.torch.text, "torch_npu": b.torch_npu.text}
+    sources = [s for s in (m.source_url(sid), m.source_url(b.python_source)) if s]
+    notes: List[str] = []
+    if pins.chip:
+        comps["chip"] = pins.chip
+    if pins.drv is not None:
+        pair = query.judge_cann_driver(m, cann_v, pins.drv, pins.chip)
+        if pair.verdict == INCOMPATIBLE:
+            return None, ("its CANN %s does not take driver %s" % (cann_v.text, pins.drv.text), False)
+        comps["driver"] = pins.drv.text
+        if pair.verdict != COMPATIBLE:
+            notes.append("driver: " + pair.reason)
+    else:
+        if best_driver:
+            comps["driver"] = best_driver
+            if best is not None:
+                sources.append(m.source_url(best.source) or "")
         else:
-            drv = best_driver
-            if drv:
-                comps["driver"] = drv
-                if best is not None:
-                    sources.append(m.source_url(best.source) or "")
-            else:
-                notes.append("no single HDK version to name for CANN %s; allowed: %s"
-                             % (cann_v.text, ", ".join(allowed) or "none known"))
-        if p_fw is not None:
-            comps["firmware"] = p_fw.text
-        elif p_drv is None and best is not None and best.firmware is not None and best_driver is not None:
-            comps["firmware"] = best.firmware.text  # tested together with that driver
-        if p_py is not None:
-            comps["python"] = p_py.text
-        if not b.on_pypi:
-            notes.append("torch_npu %s is not on PyPI" % b.torch_npu.text)
-        if pairing == "supported":
-            made = [x.torch_npu.text for x in query._ga_builds_for(m, b.torch, cann_v)]
-            notes.append("torch_npu %s is made for CANN %s; its release notes support CANN %s"
-                         % (b.torch_npu.text, b.cann.text, cann_v.text)
-                         + (" (the build made for it: %s)" % ", ".join(made) if made else ""))
-        # the stack must not contradict itself anywhere the data can judge
-        check = dict(comps)
-        if "python" not in check:
-            check["python"] = py_ok[-1]
-        rep = query.evaluate(check, matrix=m)
-        if any(p.verdict == INCOMPATIBLE for p in rep.pairs):
-            continue
-        out.append(SuggestedStack(components=comps, python=py_ok, drivers=allowed,
-                                  release=b.release.text if b.release else None, branch=b.branch,
-                                  status=b.status, pairing=pairing,
-                                  sources=[s for s in dict.fromkeys(sources) if s], notes=notes,
-                                  verdict=rep.verdict))
-    out.sort(key=lambda s: (_cann_key(s), 1 if s.pairing == "built_for" else 0,
-                            parse_version(s.components["torch"], "torch"),
-                            parse_version(s.components["torch_npu"], "torch_npu")), reverse=True)
-    return out[:limit] if limit else out
+            notes.append("no single HDK version to name for CANN %s; allowed: %s"
+                         % (cann_v.text, ", ".join(allowed) or "none known"))
+    if pins.fw is not None:
+        comps["firmware"] = pins.fw.text
+    elif pins.drv is None and best is not None and best.firmware is not None and best_driver is not None:
+        comps["firmware"] = best.firmware.text  # tested together with that driver
+    if pins.py is not None:
+        comps["python"] = pins.py.text
+    if not b.on_pypi:
+        notes.append("torch_npu %s is not on PyPI" % b.torch_npu.text)
+    if pairing == "supported":
+        made = [x.torch_npu.text for x in query._ga_builds_for(m, b.torch, cann_v)]
+        notes.append("torch_npu %s is made for CANN %s; its release notes support CANN %s"
+                     % (b.torch_npu.text, b.cann.text, cann_v.text)
+                     + (" (the build made for it: %s)" % ", ".join(made) if made else ""))
+    return _checked(m, b, comps, py_ok, allowed, pairing, sources, notes)
+
+
+def _without_cann(m: Matrix, b: Build, pins: _Pins, py_ok: List[str],
+                  include_unverified: bool) -> Tuple[Optional[SuggestedStack], _Why]:
+    """A build no source pairs with a CANN release: a stack without CANN, verdict unknown."""
+    if not include_unverified and pins.tn is None:
+        return None, (_UNPAIRED, True)
+    if pins.cann is not None:
+        return None, ("%s, so nothing pairs it with CANN %s" % (_UNPAIRED, pins.cann.text), False)
+    comps: Dict[str, str] = {"torch": b.torch.text, "torch_npu": b.torch_npu.text}
+    notes = [_UNPAIRED]
+    if pins.chip:
+        comps["chip"] = pins.chip
+    if pins.drv is not None:
+        comps["driver"] = pins.drv.text
+        notes.append("driver: with no CANN named, nothing says which driver it needs")
+    if pins.fw is not None:
+        comps["firmware"] = pins.fw.text
+    if pins.py is not None:
+        comps["python"] = pins.py.text
+    if not b.on_pypi:
+        notes.append("torch_npu %s is not on PyPI" % b.torch_npu.text)
+    sources = [s for s in (m.source_url(b.source), m.source_url(b.python_source)) if s]
+    return _checked(m, b, comps, py_ok, [], "unpaired", sources, notes, floor=UNKNOWN)
+
+
+def _checked(m: Matrix, b: Build, comps: Dict[str, str], py_ok: List[str], allowed: List[str], pairing: str,
+             sources: List[str], notes: List[str],
+             floor: str = COMPATIBLE) -> Tuple[Optional[SuggestedStack], _Why]:
+    """The stack, unless it contradicts itself somewhere the data can judge."""
+    check = dict(comps)
+    if "python" not in check:
+        check["python"] = py_ok[-1]
+    rep = query.evaluate(check, matrix=m)
+    bad = [p for p in rep.pairs if p.verdict == INCOMPATIBLE]
+    if bad:
+        return None, (bad[0].reason, False)
+    return SuggestedStack(components=comps, python=py_ok, drivers=allowed,
+                          release=b.release.text if b.release else None, branch=b.branch,
+                          status=b.status, pairing=pairing,
+                          sources=[s for s in dict.fromkeys(sources) if s], notes=notes,
+                          verdict=worst([rep.verdict, floor])), None
 
 
 def _cann_key(s: SuggestedStack) -> Version:

@@ -35,7 +35,36 @@ class Source:
     commit: Optional[str] = None
 
     def cite(self) -> str:
-        return self.url + ("@" + self.commit[:12] if self.commit else "")
+        """The URL to show: a permalink at ``commit`` when the row was read at one."""
+        return permalink(self.url, self.commit)
+
+
+# GitHub paths whose 4th segment is a ref that a commit can replace: owner/repo/blob|tree/<ref>/...
+_REF_KINDS = ("blob", "tree")
+
+
+def permalink(url: str, commit: Optional[str]) -> str:
+    """``url`` pinned to ``commit`` (GitHub blob/tree links and repository roots).
+
+    ``https://github.com/o/r/blob/master/F.md`` at ``c`` becomes ``.../blob/c/F.md``: a URL
+    that still resolves when the branch moves on (``url@commit`` is not a URL at all). Other
+    URLs, or a URL with no commit, come back unchanged.
+    """
+    if not commit:
+        return url
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.netloc.lower() != "github.com":
+        return url
+    segs = [s for s in parts.path.split("/") if s]
+    if len(segs) >= 4 and segs[2] in _REF_KINDS:
+        segs[3] = commit
+    elif len(segs) == 2:
+        segs += ["tree", commit]
+    else:
+        return url  # issues, tags, branches pages: nothing to pin
+    return urlunsplit((parts.scheme, parts.netloc, "/" + "/".join(segs), parts.query, parts.fragment))
 
 
 @dataclass(frozen=True)
@@ -198,6 +227,10 @@ class Matrix:
 
     def source_url(self, sid: Optional[str]) -> Optional[str]:
         return self.source(sid).cite() if sid else None
+
+    def source_commit(self, sid: Optional[str]) -> Optional[str]:
+        """The full commit a source was read at (None for pages without one)."""
+        return self.source(sid).commit if sid else None
 
     def build(self, wheel: Version) -> Optional[Build]:
         """The build of this exact wheel version (a +local part is ignored)."""

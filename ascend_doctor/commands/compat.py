@@ -38,6 +38,7 @@ def run_compat(
     suggest: bool = False,
     upgrade: bool = False,
     prerelease: bool = False,
+    all_builds: bool = False,
     root: Optional[Path] = None,
     env_file: Optional[Path] = None,
     sim: Optional[str] = None,
@@ -67,7 +68,9 @@ def run_compat(
     stack.update(flags)
     sources = {k: ("flag" if k in flags else "host") for k in stack}
     if suggest:
-        return _suggest(flags, prerelease, fmt, out)
+        # --prerelease (kept) and --all-builds both list every non-GA build: pre-release, beta,
+        # hotfix tags and the PyPI releases no CANN table lists yet
+        return _suggest(flags, prerelease or all_builds, fmt, out)
     return _evaluate(stack, sources, where, fmt, out)
 
 
@@ -88,6 +91,12 @@ def _validate(flags: Dict[str, str]) -> None:
 
 
 def _detect(host: Any) -> Dict[str, str]:
+    from ..checks import load_all
+
+    # register every area first: importing compat_checks alone would give its checks an
+    # earlier report order than the checks they require (a later `check` in this process
+    # would then run them before their requirements)
+    load_all()
     from ..checks.compat_checks import stack_from_facts
     from ..facts import Facts
     from compat_matrix.chips import try_chip_family
@@ -174,11 +183,36 @@ def _text_report(rep: Any, sources: Dict[str, str], where: Optional[str], out: T
 def _next(rep: Any) -> str:
     if rep.verdict == "compatible":
         return ""
-    if "torch" in rep.stack:
-        return " Supported stacks: ascend-doctor compat --torch %s --suggest" % rep.stack["torch"].split("+")[0]
-    if "cann" in rep.stack:
-        return " Supported stacks: ascend-doctor compat --cann %s --suggest" % rep.stack["cann"]
+    for comp in ("torch", "cann"):
+        if comp in rep.stack:
+            pinned = {comp: rep.stack[comp].split("+")[0] if comp == "torch" else rep.stack[comp]}
+            return " Supported stacks: " + _suggest_command(pinned, _only_non_ga(pinned))
     return ""
+
+
+def _only_non_ga(pinned: Dict[str, str]) -> bool:
+    """True when only pre-release / unverified builds make stacks for these pins."""
+    from compat_matrix import scan
+
+    try:
+        stacks, left_out = scan(pinned)
+    except ValueError:
+        return False
+    return not stacks and any(lo.non_ga_filter for lo in left_out)
+
+
+def _suggest_command(pinned: Dict[str, str], all_builds: bool = False) -> str:
+    from compat_matrix.report import COMPONENTS
+
+    parts = ["ascend-doctor compat"]
+    for comp in COMPONENTS:
+        if comp in pinned:
+            value = pinned[comp]
+            parts.append("%s %s" % (FLAGS[comp], "'%s'" % value if " " in value else value))
+    parts.append("--suggest")
+    if all_builds:
+        parts.append("--prerelease")
+    return " ".join(parts)
 
 
 def _md_report(rep: Any, sources: Dict[str, str], where: Optional[str]) -> str:
@@ -195,23 +229,51 @@ def _md_report(rep: Any, sources: Dict[str, str], where: Optional[str]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 # ---------------------------------------------------------------------------- suggest
-def _suggest(pinned: Dict[str, str], prerelease: bool, fmt: str, out: TextIO) -> int:
-    from compat_matrix import suggest
+def _suggest(pinned: Dict[str, str], all_builds: bool, fmt: str, out: TextIO) -> int:
+    from compat_matrix import scan
 
-    stacks = suggest(pinned, include_prerelease=prerelease)
+    stacks, left_out = scan(pinned, include_prerelease=all_builds, include_unverified=all_builds)
+    missing = None if stacks else _missing(pinned, left_out)
+    hidden = [lo for lo in left_out if lo.non_ga_filter] if not all_builds else []
+    nxt = _suggest_command(pinned, True) if hidden else None
     if fmt == "json":
         out.write(json.dumps({"schema": 1, "pinned": pinned, "count": len(stacks),
-                              "stacks": [s.to_json() for s in stacks]}, indent=2) + "\n")
+                              "stacks": [s.to_json() for s in stacks],
+                              "not_listed": [lo.to_json() for lo in left_out],
+                              "missing": missing, "next": nxt}, indent=2) + "\n")
     elif fmt == "md":
-        out.write(_md_stacks(pinned, stacks))
+        out.write(_md_stacks(pinned, stacks, left_out, missing, nxt))
     else:
-        _text_stacks(pinned, stacks, out)
+        _text_stacks(pinned, stacks, left_out, missing, nxt, out)
     return 0 if stacks else 1
+
+
+def _missing(pinned: Dict[str, str], left_out: List[Any]) -> str:
+    """One line: what the data lacks for these pins (said when no stack is found)."""
+    from compat_matrix import load_matrix
+    from compat_matrix.versions import parse_version
+
+    what = " and ".join("%s %s" % (LABEL[k], v) for k, v in pinned.items()) or "nothing pinned"
+    if left_out:
+        if all(lo.build.cann is None for lo in left_out):
+            torches = sorted({lo.build.torch.text for lo in left_out})
+            return ("no source names the CANN release any torch_npu build for PyTorch %s was made for; "
+                    "without it no complete stack can be named" % ", ".join(torches))
+        return "none of the %d known torch_npu build%s fits every pin (%s); the reasons are listed" % (
+            len(left_out), "" if len(left_out) == 1 else "s", what.replace(" and ", ", "))
+    if "torch_npu" in pinned:
+        return ("torch_npu %s is in no table and not among the PyPI wheels the data lists" % pinned["torch_npu"])
+    if "torch" in pinned:
+        return "no torch_npu build for PyTorch %s is known, neither in a table nor on PyPI" % pinned["torch"]
+    m = load_matrix()
+    if "cann" in pinned:
+        cann = m.commercial_cann(parse_version(pinned["cann"], "cann"))
+        if not m.is_known_cann(cann):
+            newest = [v.text for v in m.known_cann_releases()[-5:]]
+            return ("CANN %s appears in no torch_npu table; the newest the tables name: %s"
+                    % (pinned["cann"], ", ".join(reversed(newest))))
+    return "no build the data knows fits all of %s" % what
 
 
 def _py(stack: Any) -> str:
@@ -219,14 +281,31 @@ def _py(stack: Any) -> str:
     return p[0] if len(p) == 1 else "%s-%s" % (p[0], p[-1])
 
 
-_COLS = (("CANN", lambda s: s.components["cann"]), ("torch", lambda s: s.components["torch"]),
+def _py_list(pys: Optional[List[str]]) -> str:
+    if not pys:
+        return "Python ?"
+    return "Python " + (pys[0] if len(pys) == 1 else "%s-%s" % (pys[0], pys[-1]))
+
+
+_COLS = (("CANN", lambda s: s.components.get("cann", "unknown")), ("torch", lambda s: s.components["torch"]),
          ("torch_npu", lambda s: s.components["torch_npu"]), ("Python", _py),
-         ("driver", lambda s: s.components.get("driver", "see HDK list")),
+         ("driver", lambda s: s.components.get("driver", "see HDK list" if "cann" in s.components else "-")),
          ("firmware", lambda s: s.components.get("firmware", "-")),
-         ("release", lambda s: s.release or "-"), ("status", lambda s: s.status + ("" if s.pairing == "built_for" else "*")))
+         ("release", lambda s: s.release or "-"),
+         ("status", lambda s: s.status + ("" if s.pairing in ("built_for", "unpaired") else "*")))
 
 
-def _text_stacks(pinned: Dict[str, str], stacks: List[Any], out: TextIO) -> None:
+def _left_out_rows(left_out: List[Any]) -> List[List[str]]:
+    rows = []
+    for lo in left_out:
+        b = lo.build
+        rows.append(["torch_npu " + b.torch_npu.text, b.status, "PyPI" if b.on_pypi else "not on PyPI",
+                     _py_list(list(b.python) if b.python else None), lo.reason])
+    return rows
+
+
+def _text_stacks(pinned: Dict[str, str], stacks: List[Any], left_out: List[Any], missing: Optional[str],
+                 nxt: Optional[str], out: TextIO) -> None:
     from ..report.console import escape
 
     console = _console(out)
@@ -235,6 +314,16 @@ def _text_stacks(pinned: Dict[str, str], stacks: List[Any], out: TextIO) -> None
                                              % (pins, len(stacks), "" if len(stacks) == 1 else "s")))
     if not stacks:
         console.print("[red]No supported stack has all of: %s.[/red]" % escape(pins))
+        if left_out:
+            console.print("  [dim]known builds:[/dim]")
+            rows = _left_out_rows(left_out)
+            widths = [max(len(r[i]) for r in rows) for i in range(4)]
+            for r in rows:
+                console.print("    " + escape("  ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + "  " + r[4]))
+        if missing:
+            console.print("  [dim]missing:[/dim] " + escape(missing))
+        if nxt:
+            console.print("  [dim]list them anyway:[/dim] [cyan]$ %s[/cyan]" % escape(nxt))
         return
     rows = [[fn(s) for _, fn in _COLS] for s in stacks]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, (h, _) in enumerate(_COLS)]
@@ -243,21 +332,44 @@ def _text_stacks(pinned: Dict[str, str], stacks: List[Any], out: TextIO) -> None
         console.print("  " + escape("  ".join(c.ljust(w) for c, w in zip(r, widths))))
     first = stacks[0]
     console.print("")
-    if any(s.pairing != "built_for" for s in stacks):
+    if any(s.pairing == "supported" for s in stacks):
         console.print("  [dim]* supported by the release notes of its TorchNPU line, not the build made for this CANN[/dim]")
-    console.print("  [dim]HDK lines allowed for CANN %s:[/dim] %s" % (escape(first.components["cann"]),
-                                                                    escape(", ".join(first.drivers) or "none in the data")))
+    if any(s.pairing == "unpaired" for s in stacks):
+        console.print("  [dim]CANN unknown: on PyPI, but no source names the CANN release the build was made for "
+                      "(verdict unknown)[/dim]")
+    if "cann" in first.components:
+        console.print("  [dim]HDK lines allowed for CANN %s:[/dim] %s" % (escape(first.components["cann"]),
+                                                                        escape(", ".join(first.drivers) or "none in the data")))
     console.print("  [dim]install the first:[/dim] [cyan]$ pip install torch==%s torch-npu==%s[/cyan]"
                   % (escape(first.components["torch"]), escape(first.components["torch_npu"])))
+    if nxt:
+        hidden = sum(1 for lo in left_out if lo.non_ga_filter)
+        console.print("  [dim]%d more build%s (pre-release or no CANN named) left out:[/dim] [cyan]$ %s[/cyan]"
+                      % (hidden, "" if hidden == 1 else "s", escape(nxt)))
 
 
-def _md_stacks(pinned: Dict[str, str], stacks: List[Any]) -> str:
+def _md_stacks(pinned: Dict[str, str], stacks: List[Any], left_out: List[Any], missing: Optional[str],
+               nxt: Optional[str]) -> str:
     pins = ", ".join("%s %s" % (LABEL[k], v) for k, v in pinned.items()) or "nothing pinned"
-    out = ["## ascend-doctor compat --suggest", "", "Pinned: %s · %d stacks, newest first" % (pins, len(stacks)), "",
-           "| " + " | ".join(h for h, _ in _COLS) + " |", "|" + "---|" * len(_COLS)]
-    for s in stacks:
-        out.append("| " + " | ".join(_cell(fn(s)) for _, fn in _COLS) + " |")
+    out = ["## ascend-doctor compat --suggest", "", "Pinned: %s · %d stacks, newest first" % (pins, len(stacks)), ""]
+    if stacks:
+        out += ["| " + " | ".join(h for h, _ in _COLS) + " |", "|" + "---|" * len(_COLS)]
+        for s in stacks:
+            out.append("| " + " | ".join(_cell(fn(s)) for _, fn in _COLS) + " |")
+    if left_out and not stacks:
+        out += ["", "Known builds, not listed:", "", "| torch_npu | status | PyPI | Python | why not listed |",
+                "|---|---|---|---|---|"]
+        for r in _left_out_rows(left_out):
+            out.append("| " + " | ".join(_cell(c) for c in r) + " |")
+    if missing:
+        out += ["", "Missing: " + missing]
+    if nxt:
+        out += ["", "List the builds left out: `%s`" % nxt]
     return "\n".join(out) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 # ---------------------------------------------------------------------------- upgrade

@@ -6,6 +6,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ascend_doctor.opcheck.classify import ON_CPU, OpVerdict, classify, op_notes
 from ascend_doctor.opcheck.manifest import Manifest
+from ascend_doctor.opcheck.skew import TorchSkew, torch_skew
 
 # change kind -> impact group shown in the summary
 CHANGE_IMPACT = {
@@ -169,6 +170,7 @@ class Report:
     before: Dict[str, OpVerdict]
     after: Dict[str, OpVerdict]
     notes: List[str] = field(default_factory=list)
+    skew: Optional[TorchSkew] = None  # the recording PyTorch is not the PyTorch of a compared line
 
     def group(self, impact: str) -> List[OpChange]:
         return [c for c in self.changes if c.impact == impact]
@@ -222,6 +224,7 @@ class Report:
             },
             "ops": [c.to_json() for c in self.changes],
             "notes": list(self.notes),
+            "torch_skew": self.skew.to_json() if self.skew else None,
         }
 
 
@@ -241,4 +244,7 @@ def build_report(manifest: Manifest, before_support: Any, after_support: Any,
     for r in (source, target):
         if r.get("note"):
             notes.append(r["note"])
-    return Report(manifest, source, target, compare(manifest, before, after), before, after, notes)
+    skew = torch_skew(manifest, source, target)
+    if skew is not None:
+        notes.insert(0, skew.note)  # first: it qualifies every verdict below
+    return Report(manifest, source, target, compare(manifest, before, after), before, after, notes, skew)

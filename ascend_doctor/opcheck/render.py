@@ -107,6 +107,8 @@ def to_text(report: Report, show_all: bool = False) -> str:
     out.append(f"opcheck {m.path or '(manifest)'}: {_recorded(report)}")
     out.append(f"  from {_version(report.source)}")
     out.append(f"  to   {_version(report.target)}")
+    if report.skew:
+        out.append(f"  warning: {report.skew.note}")
     out.append("")
     out.append(VERDICT_LINE[report.verdict])
     out.append("  " + _tally(report))
@@ -143,9 +145,14 @@ def to_text(report: Report, show_all: bool = False) -> str:
         width = max((len(c.op) for c in report.changes), default=10)
         for c in report.changes:
             out.append(f"  {c.op:<{width}}  x{c.calls:<6} {_state(c.before):<28} {_state(c.after)}")
-    for n in report.notes:
+    for n in _other_notes(report):
         out.append(f"note: {n}")
     return "\n".join(out) + "\n"
+
+
+def _other_notes(report: Report) -> List[str]:
+    """Notes not already shown as the warning at the top."""
+    return [n for n in report.notes if not (report.skew and n == report.skew.note)]
 
 
 def _md_escape(text: str) -> str:
@@ -161,6 +168,10 @@ def to_markdown(report: Report, show_all: bool = False) -> str:
         f"- from: `{report.source['given']}` → `{report.source['branch']}` (torch {report.source['torch']}, CANN {report.source['cann']})",
         f"- to: `{report.target['given']}` → `{report.target['branch']}` (torch {report.target['torch']}, CANN {report.target['cann']})",
         "",
+    ]
+    if report.skew:
+        out += [f"> **warning:** {_md_escape(report.skew.note)}", ""]
+    out += [
         f"**{VERDICT_LINE[report.verdict]}** ({_tally(report)})",
     ]
     for impact, title in GROUPS:
@@ -186,6 +197,6 @@ def to_markdown(report: Report, show_all: bool = False) -> str:
         out += ["", "## All ops", "", "| op | calls | from | to |", "|---|---:|---|---|"]
         for c in report.changes:
             out.append(f"| `{c.op}` | {c.calls} | {_md_escape(_state(c.before))} | {_md_escape(_state(c.after))} |")
-    if report.notes:
-        out += [""] + [f"> note: {_md_escape(n)}" for n in report.notes]
+    if _other_notes(report):
+        out += [""] + [f"> note: {_md_escape(n)}" for n in _other_notes(report)]
     return "\n".join(out) + "\n"

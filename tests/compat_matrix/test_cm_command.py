@@ -59,7 +59,7 @@ def test_uncovered_stack_is_unknown():
     res = invoke("compat", "--torch-npu", "2.13.0", "--cann", "9.2.0", "--json")
     data = json.loads(res.stdout)
     assert res.exit_code == 1 and data["verdict"] == "unknown"
-    assert "no stored source pairs it" in data["pairs"][0]["reason"]
+    assert "no source names the CANN release" in data["pairs"][0]["reason"]
 
 
 def test_markdown_report():
