@@ -183,7 +183,7 @@ def compat(
     chip: Optional[str] = typer.Option(None, "--chip", help="Chip or product, e.g. 910B3, A3, 310P3, 'Atlas 350'.", metavar="C"),
     suggest: bool = typer.Option(False, "--suggest", help="List the complete supported stacks for what is given, newest first."),
     upgrade: bool = typer.Option(False, "--upgrade", help="Plan the moves from the host's stack to one with the given versions."),
-    prerelease: bool = typer.Option(False, "--prerelease", help="--suggest: also list pre-release builds."),
+    prerelease: bool = typer.Option(False, "--prerelease", "--all-builds", help="--suggest: also list pre-release, beta and hotfix builds and PyPI releases no CANN table lists."),
     root: Optional[Path] = ROOT_OPT,
     env_file: Optional[Path] = ENV_FILE_OPT,
     sim: Optional[str] = typer.Option(None, "--sim", help="Read a bundled simulated host (python -m runtime_sim list).", metavar="SCENARIO"),

@@ -99,6 +99,7 @@ class Check:
     applies: Optional[Callable[[Context], Optional[str]]] = None  # returns a skip reason
     timeout: float = 5.0
     order: int = 0
+    module: str = ""  # the area module that declares it (report order does not depend on import order)
 
 
 _REGISTRY: Dict[str, Check] = {}
@@ -123,7 +124,7 @@ def check(
         if group not in dict(GROUPS):
             raise ValueError(f"check {id}: unknown group {group}")
         _counter[0] += 1
-        _REGISTRY[id] = Check(id, title, group, fn, category, tier, requires, applies, timeout, _counter[0])
+        _REGISTRY[id] = Check(id, title, group, fn, category, tier, requires, applies, timeout, _counter[0], fn.__module__.rsplit(".", 1)[-1])
         return fn
 
     return register
@@ -131,11 +132,14 @@ def check(
 
 def registry() -> List[Check]:
     """All checks, loading the area modules on first use, in report order."""
-    from . import load_all
+    from . import AREA_MODULES, load_all
 
     load_all()
     group_rank = {name: i for i, (name, _) in enumerate(GROUPS)}
-    return sorted(_REGISTRY.values(), key=lambda c: (group_rank[c.group], c.order))
+    module_rank = {name: i for i, name in enumerate(AREA_MODULES)}
+    # a check runs after those it requires: within a group, by the area modules' order
+    # (whoever imported one of them first), then by declaration
+    return sorted(_REGISTRY.values(), key=lambda c: (group_rank[c.group], module_rank.get(c.module, 99), c.order))
 
 
 def group_title(group: str) -> str:
