@@ -135,8 +135,12 @@ def kernels(ctx: Context) -> Result:
     host = ctx.host
     present: List[str] = []
     for opp in _opp_dirs(ctx):
-        for base in (opp + KERNEL_SUBDIR, opp + KERNEL_SUBDIR + "/config"):
-            present.extend(name for name in host.listdir(base) if name.startswith("ascend"))
+        for name in host.listdir(opp + KERNEL_SUBDIR):
+            # the toolkit alone leaves kernel/<chip>/ with nothing but ops_oam; the kernels
+            # (ops) package is what fills it (and kernel/config/<chip>/)
+            if name.startswith("ascend") and set(host.listdir(f"{opp}{KERNEL_SUBDIR}/{name}")) - {"ops_oam"}:
+                present.append(name)
+        present.extend(name for name in host.listdir(opp + KERNEL_SUBDIR + "/config") if name.startswith("ascend"))
     present = sorted(set(present))
     names = _chip_names(ctx)
     families = [f for f in (chip_family(n) for n in names) if f is not None]

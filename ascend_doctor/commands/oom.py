@@ -6,7 +6,11 @@ TEXT is the pasted out-of-memory line (``-`` reads it from stdin); ``--file`` sc
 before it; ``--stats`` takes ``torch.npu.memory_stats()`` (JSON, the printed dict, or
 the ``memory_summary()`` table); ``--snapshot`` a memory snapshot (pickle or JSON);
 ``--npu-smi`` the output of ``npu-smi info`` (who else holds the device). Any
-combination works; each adds numbers and evidence.
+combination works; each adds numbers and evidence. Each F is a regular file or ``-``
+(stdin, for one input at a time); a shell's process substitution (``--stats <(cat s.json)``,
+a ``/dev/fd/N`` pipe) is read like stdin. A FIFO, socket, device node or a file under
+``/proc``, ``/sys`` or ``/dev`` is refused before it is opened (one line, exit 2): a FIFO
+with no writer would hang the run.
 
 Exit codes: 0 no out-of-memory and no warning sign (verdict ``none``), 1 an
 out-of-memory was analysed or the statistics show risk (stranded memory, cache flushes),
@@ -16,6 +20,7 @@ internal error.
 """
 from __future__ import annotations
 
+import io
 import sys
 from typing import BinaryIO, List, Optional, TextIO
 
@@ -24,17 +29,18 @@ from ..errors import UsageError
 MAX_TEXT = 1 << 20
 
 
-def _read_text_file(path: str, what: str, limit: int = 16 << 20) -> str:
+def _read_text_file(path: str, what: str, stdin: Optional[BinaryIO] = None, limit: int = 16 << 20) -> str:
+    from ..memory.input_file import open_input
+
+    fh = open_input(path, what, stdin)  # refuses FIFOs, devices and /proc files before opening
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(limit)
-    except FileNotFoundError:
-        raise UsageError(f"{what} {path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{what} {path}: is a directory") from None
+        raw = fh.read(limit)
     except OSError as exc:
         raise UsageError(f"{what} {path}: {exc.strerror or exc}") from None
-    return raw.decode("utf-8", errors="replace")
+    finally:
+        if path != "-":
+            fh.close()
+    return raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else str(raw)
 
 
 def run_oom(
@@ -61,8 +67,11 @@ def run_oom(
     files = list(files or [])
     if text is None and not files and not stats and not snapshot:
         raise UsageError("give the out-of-memory line (or - for stdin), --file LOG, --stats FILE or --snapshot FILE")
-    if text is not None and text.strip() == "-" and "-" in files:
-        raise UsageError("stdin can be read once: use - either as TEXT or as --file, not both")
+    readers = [name for name, wants in (("TEXT", text is not None and text.strip() == "-"), ("--file", "-" in files),
+                                        ("--stats", stats == "-"), ("--snapshot", snapshot == "-"),
+                                        ("--npu-smi", npu_smi == "-")) if wants]
+    if len(readers) > 1:
+        raise UsageError(f"stdin can be read once: use - for one input only, not for {' and '.join(readers)}")
     if device is not None and device < 0:
         raise UsageError(f"--device {device}: must be 0 or more")
     try:
@@ -109,25 +118,30 @@ def _run(text: Optional[str], files: List[str], stats_path: Optional[str], snaps
     hit = log.first_oom if log is not None else None
     msg_device = hit.record.device if hit is not None else None
     use_device = device if device is not None else msg_device
-    stats = load_stats(stats_path, device=use_device) if stats_path else None
+    stats = load_stats(stats_path, device=use_device, stdin=stdin) if stats_path else None
     if use_device is None and stats is not None:
         use_device = stats.device
     snap = None
     notes: List[str] = []
     if snapshot_path:
+        snap_in = stdin
+        if snapshot_path == "-":  # read once: a second attempt for another device reads it again
+            snap_in = io.BytesIO((stdin or sys.stdin.buffer).read())
         try:
-            snap = load_snapshot(snapshot_path, device=use_device)
+            snap = load_snapshot(snapshot_path, device=use_device, stdin=snap_in)
         except MemoryInputError:
             if device is not None or use_device is None:
                 raise
-            snap = load_snapshot(snapshot_path, device=None)  # another rank's snapshot: read what it has
+            if snap_in is not None and snapshot_path == "-":
+                snap_in.seek(0)
+            snap = load_snapshot(snapshot_path, device=None, stdin=snap_in)  # another rank's snapshot: read what it has
             notes.append(f"the snapshot has no segments of device {use_device} (the message's device); "
                          f"it was read for device {snap.device}")
         if use_device is None:
             use_device = snap.device
     usage = None
     if npu_smi_path:
-        smi_text = _read_text_file(npu_smi_path, "--npu-smi")
+        smi_text = _read_text_file(npu_smi_path, "--npu-smi", stdin)
         our_pid = pid if pid is not None else (hit.pid if hit is not None else None)
         reserved = hit.record.reserved if hit is not None and hit.record.reserved else (
             stats.reserved if stats is not None else None)

@@ -3,6 +3,11 @@
 Exit codes: 0 no incidents, 1 incidents found (an ``advisory`` one such as an operator
 running on the CPU counts: it is the finding), 2 bad input (a missing path, or nothing
 readable among the inputs), 3 internal error.
+
+What is not read is listed with its reason (``stats.skipped``): FIFOs, sockets, device
+nodes and anything under /proc, /sys or /dev are never opened, and directory symlinks
+leading out of a given directory are not followed (see ``triage.sources``). A pipe from
+process substitution (``triage <(zcat old.log.gz)``) is read like ``-``.
 """
 from __future__ import annotations
 

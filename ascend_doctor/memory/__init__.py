@@ -23,7 +23,9 @@ API (stable; ``ascend_doctor.commands.oom`` is the CLI on top of it)::
 
     from ascend_doctor.memory.rules import Reading, judge   # the pure decision for one event
 
-Bad input raises ``MemoryInputError`` (a one-line message; the CLI exits 2).
+Bad input raises ``MemoryInputError`` (a one-line message; the CLI exits 2). Files named
+by the user are opened through ``memory.input_file.open_input``: a regular file, ``-`` or
+a process-substitution pipe; FIFOs, devices and /proc files are refused before opening.
 Nothing here imports torch, torch_npu or runtime_sim.
 """
 from __future__ import annotations

@@ -20,6 +20,7 @@ partly used segments (non-releasable: no flush can return it), whole free segmen
 """
 from __future__ import annotations
 
+import io
 import json
 import pickle
 from collections import OrderedDict
@@ -298,20 +299,22 @@ def _load_stream(fh: BinaryIO, name: str) -> Any:
     raise MemoryInputError(f"{name}: not a memory snapshot (expected a pickle from _dump_snapshot() or JSON)")
 
 
-def load_snapshot(path: str, device: Optional[int] = None) -> SnapshotFacts:
-    """Read a snapshot file (pickle or JSON). Raises MemoryInputError."""
+def load_snapshot(path: str, device: Optional[int] = None, stdin: Optional[BinaryIO] = None) -> SnapshotFacts:
+    """Read a snapshot file (pickle or JSON; ``-`` is stdin). Raises MemoryInputError."""
+    from .input_file import open_input
+
     name = f"--snapshot {path}"
+    fh = open_input(path, "--snapshot", stdin)
     try:
-        with open(path, "rb") as fh:
-            data = _load_stream(fh, name)
-    except FileNotFoundError:
-        raise MemoryInputError(f"{name}: no such file") from None
-    except IsADirectoryError:
-        raise MemoryInputError(f"{name}: is a directory") from None
-    except PermissionError:
-        raise MemoryInputError(f"{name}: permission denied") from None
+        stream: BinaryIO = fh
+        if not fh.seekable():  # stdin or a pipe: the format is told from the first byte, then read again
+            stream = io.BytesIO(fh.read())
+        data = _load_stream(stream, name)
     except OSError as exc:
         raise MemoryInputError(f"{name}: {exc.strerror or exc}") from None
+    finally:
+        if path != "-":
+            fh.close()
     try:
         return snapshot_facts(data, device)
     except MemoryInputError as exc:

@@ -23,8 +23,7 @@ import ast
 import json
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, BinaryIO, Dict, List, Optional
 
 from . import MemoryInputError
 from .units import parse_size
@@ -282,29 +281,25 @@ def parse_stats_text(text: str, name: str = "stats", device: Optional[int] = Non
         raise MemoryInputError(f"{name}: {exc}") from None
 
 
-def load_stats(path: str, device: Optional[int] = None, max_bytes: int = 64 << 20) -> StatsFacts:
+def load_stats(path: str, device: Optional[int] = None, max_bytes: int = 64 << 20,
+               stdin: Optional[BinaryIO] = None) -> StatsFacts:
     """Read statistics from a file (``-`` is stdin). Raises MemoryInputError."""
-    import sys
+    from .input_file import open_input
 
-    if path == "-":
-        text = sys.stdin.read(max_bytes)
-    else:
-        p = Path(path)
-        try:
-            if p.is_dir():
-                raise MemoryInputError(f"--stats {path}: is a directory")
-            with p.open("rb") as fh:
-                raw = fh.read(max_bytes + 1)
-        except FileNotFoundError:
-            raise MemoryInputError(f"--stats {path}: no such file") from None
-        except PermissionError:
-            raise MemoryInputError(f"--stats {path}: permission denied") from None
-        except OSError as exc:
-            raise MemoryInputError(f"--stats {path}: {exc.strerror or exc}") from None
-        if len(raw) > max_bytes:
-            raise MemoryInputError(f"--stats {path}: larger than {max_bytes >> 20} MB; not a memory_stats() dump")
-        if b"\x00" in raw[:4096]:
-            raise MemoryInputError(f"--stats {path}: binary data; memory_stats() is saved as JSON or text "
-                                   "(a pickled snapshot goes to --snapshot)")
-        text = raw.decode("utf-8", errors="replace")
+    fh = open_input(path, "--stats", stdin)
+    try:
+        raw = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise MemoryInputError(f"--stats {path}: {exc.strerror or exc}") from None
+    finally:
+        if path != "-":
+            fh.close()
+    if isinstance(raw, str):  # a text stream standing in for stdin
+        raw = raw.encode("utf-8", errors="replace")
+    if len(raw) > max_bytes:
+        raise MemoryInputError(f"--stats {path}: larger than {max_bytes >> 20} MB; not a memory_stats() dump")
+    if b"\x00" in raw[:4096]:
+        raise MemoryInputError(f"--stats {path}: binary data; memory_stats() is saved as JSON or text "
+                               "(a pickled snapshot goes to --snapshot)")
+    text = raw.decode("utf-8", errors="replace")
     return parse_stats_text(text, name=f"--stats {path}", device=device)

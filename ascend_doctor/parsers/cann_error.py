@@ -234,13 +234,3 @@ class CannBlockParser:
         self._in_traceback = False
         self._last_field = None
         return block
-
-
-def parse_cann_blocks(text: str) -> List[CannBlock]:
-    """Every CANN block in a piece of text (convenience for whole pastes)."""
-    parser = CannBlockParser()
-    out: List[CannBlock] = []
-    for i, line in enumerate(text.splitlines(), 1):
-        out.extend(parser.feed(i, line))
-    out.extend(parser.close())
-    return out

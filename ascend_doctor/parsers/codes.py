@@ -235,16 +235,3 @@ def _plausible_cann(text: str, pos: int) -> bool:
     if pos > 0 and text[pos - 1] == "[" and text[pos + 6:pos + 7] == " " and text[pos + 1:pos + 6].isdigit():
         return False
     return True
-
-
-def primary_code(codes: List[Code]) -> Optional[Code]:
-    """The code that names the failure best: an external CANN code, else aclError, else any."""
-    order = {"cann": 0, "acl": 1, "hccl": 2, "runtime_inner": 3, "ts": 4, "npu_smi": 5, "drv": 6, "ge_status": 7, "torch_npu": 8}
-    best = None
-    for c in codes:
-        rank = order.get(c.family, 9)
-        if c.family == "cann" and c.value.endswith(("9999", "8888")):
-            rank = 2.5  # inner codes say little by themselves
-        if best is None or rank < best[0]:
-            best = (rank, c)
-    return best[1] if best else None

@@ -26,13 +26,9 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+# the banner's submodule name when a line lacks it; what each ERR code means is the KB's
+# table (kb/data/codes/torch_npu_err.yaml), not the parser's business
 SUBMODULES = {"00": "PTA", "01": "OPS", "02": "DIST", "03": "GRAPH", "04": "PROF", "99": "UNKNOWN"}
-ERROR_TYPES = {
-    "001": "invalid parameter", "002": "invalid type", "003": "invalid value", "004": "invalid pointer",
-    "005": "internal error", "006": "memory error", "007": "feature not supported", "008": "resource not found",
-    "009": "resource unavailable", "010": "system call failed", "011": "timeout error", "012": "permission error",
-    "100": "call acl api failed", "200": "call hccl api failed", "300": "call ge api failed", "999": "application exception",
-}
 DEVICE_FAULTS = ("UCE ERROR", "HBM MULTI BIT ECC ERROR", "FORCE STOP", "SUSPECT MEM ERROR", "HCCS LINK ERROR",
                  "UB LINK ERROR", "HCCL OP RETRY FAILED", "SUSPECT REMOTE ERROR")
 
@@ -137,13 +133,3 @@ def parse_torch_npu_line(text: str) -> Optional[TorchNpuRecord]:
         if m:
             return TorchNpuRecord(kind="device_fault", text=text.strip(), call=m.group("fault"))
     return None
-
-
-def describe_err_code(err: str) -> Optional[str]:
-    """``ERR00100`` -> ``PTA call acl api failed``."""
-    if len(err) != 8 or not err.startswith("ERR"):
-        return None
-    sub, kind = SUBMODULES.get(err[3:5]), ERROR_TYPES.get(err[5:])
-    if sub is None or kind is None:
-        return None
-    return f"{sub} {kind}"

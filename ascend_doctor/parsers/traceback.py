@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
+from typing import List, Optional
 
 _START = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?$')
@@ -108,20 +108,3 @@ class TracebackParser:
         self._tb = None
         self._tail = []
         return tb
-
-
-def parse_tracebacks(text: str) -> List[PyTraceback]:
-    parser = TracebackParser()
-    out: List[PyTraceback] = []
-    for i, line in enumerate(text.splitlines(), 1):
-        out.extend(parser.feed(i, line))
-    out.extend(parser.close())
-    return out
-
-
-def exception_line(text: str) -> Optional[Tuple[str, str]]:
-    """``RuntimeError: msg`` -> (type, msg) for a line that looks like a raised exception."""
-    m = _EXC.match(text.strip())
-    if not m or not m.group("msg"):
-        return None
-    return m.group("type"), m.group("msg").strip()

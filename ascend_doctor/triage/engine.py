@@ -16,7 +16,7 @@ from .events import Event, extract, sniff_plog
 from .incidents import Incident, build_incidents, link_by_kb, merge_console_duplicates, order_incidents, relate_fallbacks, scope_events
 from .knowledge import Knowledge
 from .ranks import JobAnalysis, ProcessInfo, analyse
-from .reader import CHUNK, Counter, looks_binary
+from .reader import Counter, looks_binary
 from .sources import InputError, Skipped, Source, Walk, os_error_reason, tar_members, walk_inputs
 
 MAX_DISTINCT_EVENTS = 20000

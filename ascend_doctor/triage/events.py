@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import BinaryIO, Dict, Iterator, List, Optional, Tuple
 
-from ..parsers.cann_error import CannBlock, CannBlockParser, strip_source
+from ..parsers.cann_error import CannBlock, CannBlockParser
 from ..parsers.codes import Code, find_codes
 from ..parsers.hccl import HcclRecord, parse_hccl_line
 from ..parsers.oom_text import OomRecord, parse_oom
@@ -367,7 +367,3 @@ def _line_event(source: Source, lineno: int, text: str, ppid: Optional[int], pra
         ev.device = oom.device
     ev.evidence.append((lineno, text.strip()))
     return ev
-
-
-def strip_message_source(text: str) -> str:
-    return strip_source(text)

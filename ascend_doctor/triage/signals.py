@@ -9,6 +9,10 @@ Two optional fields shape incidents: ``headline`` (a title template filled from 
 event, e.g. ``{op} runs on the CPU``) and, for context lines, ``attach`` (a note added
 to an incident of the named categories in the same process, e.g. how often torch_npu's
 allocator flushed its cache before an out-of-memory error).
+
+When both answer, the KB entry's category wins in triage, so a signal's category must
+agree with the KB entry its own examples match (tests/triage/test_signals_agree_with_kb.py);
+``kb_refines`` lists KB entries allowed to differ because they name a narrower failure.
 """
 from __future__ import annotations
 
@@ -41,6 +45,7 @@ class Signal:
     headline: str = ""  # incident title template: {op}
     attach_categories: FrozenSet[str] = frozenset()
     attach_note: str = ""  # template: {count}, {first}, {last}
+    kb_refines: FrozenSet[str] = frozenset()  # KB entries whose other category is a deliberate refinement
 
     def matches(self, text: str, codes: Iterable[str]) -> bool:
         if self.codes and not self.codes.isdisjoint(codes):
@@ -87,12 +92,16 @@ def load_signals(path: Optional[Path] = None) -> List[Signal]:
             raise SignalDataError(f"{sid}: unknown attach category {bad[0]}")
         if attach and item["role"] != "context":
             raise SignalDataError(f"{sid}: only context signals attach notes to incidents")
+        refines = item.get("kb_refines") or []
+        if not isinstance(refines, list) or not all(isinstance(r, str) and r for r in refines):
+            raise SignalDataError(f"{sid}: kb_refines must be a list of KB entry ids")
         out.append(Signal(
             id=sid, role=item["role"], category=item["category"], weight=int(item["weight"]), title=item["title"],
             patterns=patterns, codes=frozenset(str(c) for c in item.get("codes", [])),
             fix_text=fix.get("text", ""), fix_commands=list(fix.get("commands", [])),
             examples=list(item.get("examples", [])), headline=item.get("headline", ""),
             attach_categories=frozenset(attach.get("categories", [])), attach_note=attach.get("note", ""),
+            kb_refines=frozenset(refines),
         ))
     out.sort(key=lambda s: -s.weight)
     if path is None:

@@ -1,9 +1,15 @@
 """What to read: files, directories, archives and stdin, and what had to be skipped.
 
-A directory is walked depth-first in name order, following symlinks but never twice
-into the same directory (a symlink loop is skipped and reported), and never opening
-anything that is not a regular file (a fifo or device could block or change state).
-``.gz`` files are read through gzip, tar archives (``.tar``, ``.tar.gz``, ``.tgz``)
+A directory is walked depth-first in name order. Directory symlinks are followed while
+they stay inside the directory given (never twice into the same directory: a loop is
+skipped and reported); one that leads out of it is skipped ("symlink leaves the given
+directory"), so a link to ``/`` in a log tree cannot turn triage into a scan of the disk.
+A symlink to a single file is read wherever it points (a log rotated elsewhere).
+Nothing is opened that ``openable`` refuses: FIFOs, sockets and device nodes (they can
+block or act on being opened) and anything in ``/proc``, ``/sys`` or ``/dev``, whether
+named on the command line, reached through a link, or bind-mounted into the tree. A pipe
+from process substitution named on the command line (``triage <(zcat x.gz)``) is read like
+stdin. ``.gz`` files are read through gzip, tar archives (``.tar``, ``.tar.gz``, ``.tgz``)
 member by member in streaming mode; nothing is unpacked to disk.
 """
 from __future__ import annotations
@@ -18,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Callable, Iterator, List, Optional, Tuple
 
 from ..parsers.plog import device_of_dir, log_class_of_path, parse_plog_file_name
+from .openable import is_anonymous_pipe, open_for_reading, pseudo_fs_reason, pseudo_fs_top, refusal
 
 _MAX_SKIPPED_KEPT = 200
 _TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
@@ -99,14 +106,21 @@ def walk_inputs(paths: List[str], stdin: Optional[BinaryIO] = None) -> Walk:
             raise InputError(f"{path}: permission denied") from None
         except OSError as exc:
             raise InputError(f"{path}: {exc.strerror or exc}") from None
-        if stat.S_ISDIR(st.st_mode):
-            _walk_dir(path, walk, seen_files, set())
+        if is_anonymous_pipe(path, st):
+            walk.sources.append(Source(path, _pipe(path), origin=path, kind_hint="console"))
+        elif stat.S_ISDIR(st.st_mode):
+            top = pseudo_fs_top(path, st)
+            if top is not None:
+                walk.skip(path, pseudo_fs_reason(top))
+            else:
+                _walk_dir(path, walk, seen_files, set())
         else:
-            _add_file(path, st, walk, seen_files)
+            _add_file(path, st, walk, seen_files, resolve=True)
     return walk
 
 
 def _walk_dir(top: str, walk: Walk, seen_files: set, seen_dirs: set) -> None:
+    root = os.path.realpath(top)
     stack = [top]
     while stack:
         d = stack.pop()
@@ -129,19 +143,39 @@ def _walk_dir(top: str, walk: Walk, seen_files: set, seen_dirs: set) -> None:
         for entry in entries:
             try:
                 est = entry.stat(follow_symlinks=True)
+                link = entry.is_symlink()
             except OSError as exc:
                 walk.skip(entry.path, "broken symbolic link" if entry.is_symlink() else os_error_reason(exc))
                 continue
             if stat.S_ISDIR(est.st_mode):
-                subdirs.append(entry.path)
+                reason = _dir_link_reason(entry.path, root) if link else None
+                if reason is None:
+                    top_fs = pseudo_fs_top(entry.path, est, resolve=False)  # a bind mount of /proc in the tree
+                    reason = pseudo_fs_reason(top_fs) if top_fs is not None else None
+                if reason is not None:
+                    walk.skip(entry.path, reason)
+                else:
+                    subdirs.append(entry.path)
             else:
-                _add_file(entry.path, est, walk, seen_files)
+                _add_file(entry.path, est, walk, seen_files, resolve=link)
         stack.extend(reversed(subdirs))
 
 
-def _add_file(path: str, st: os.stat_result, walk: Walk, seen_files: set) -> None:
-    if not stat.S_ISREG(st.st_mode):
-        walk.skip(path, "not a regular file")
+def _dir_link_reason(path: str, root: str) -> Optional[str]:
+    """Why a symlink to a directory is not followed, or None when it stays inside ``root``."""
+    target = os.path.realpath(path)
+    top = pseudo_fs_top(target)
+    if top is not None:
+        return pseudo_fs_reason(top)
+    if root != "/" and not (target == root or target.startswith(root.rstrip("/") + "/")):
+        return "symlink leaves the given directory"
+    return None
+
+
+def _add_file(path: str, st: os.stat_result, walk: Walk, seen_files: set, resolve: bool = True) -> None:
+    reason = refusal(path, st, resolve=resolve)
+    if reason is not None:
+        walk.skip(path, reason)
         return
     key = (st.st_dev, st.st_ino)
     if key in seen_files:
@@ -205,11 +239,15 @@ def os_error_reason(exc: OSError) -> str:
 
 
 def _plain(path: str) -> Callable[[], BinaryIO]:
-    return lambda: open(path, "rb")
+    return lambda: open_for_reading(path)
+
+
+def _pipe(path: str) -> Callable[[], BinaryIO]:
+    return lambda: open_for_reading(path, allow_pipe=True)
 
 
 def _gz(path: str) -> Callable[[], BinaryIO]:
-    return lambda: GzipStream(open(path, "rb"))  # type: ignore[return-value]
+    return lambda: GzipStream(open_for_reading(path))  # type: ignore[return-value]
 
 
 class GzipStream(io.RawIOBase):

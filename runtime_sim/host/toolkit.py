@@ -134,8 +134,9 @@ def write_toolkit(tree: Tree, plan: HostPlan) -> None:
     ):
         tree.mkdir(f"{rdir}/{sub}")
     kernel_dir = plan.chip.kernel_dir
-    # Without the kernels/ops package, kernel/<chip>/ still exists and holds only ops_oam
-    # (a toolkit-only image seen in public notes, code-search index id 58530155947).
+    # Without the kernels/ops package, kernel/<chip>/ still exists and holds only ops_oam,
+    # and every aclnn op fails with 561103 (public benchmark notes of a CANN 8.5.0 toolkit-only
+    # image on a 910B3; the repository could not be attributed).
     tree.mkdir(f"{rdir}/{KERNEL_ROOT}/kernel/{kernel_dir}/ops_oam")
     if cann.kernels:
         for op in KERNEL_OPS:

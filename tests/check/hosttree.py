@@ -185,7 +185,8 @@ def build(root: Path, spec: HostSpec) -> Path:
         _write(tk / f"{tk_arch}-linux/ascend_toolkit_install.info", spec.toolkit.format(arch=tk_arch))
         _write(tk / "lib64/libascendcl.so", "")
         for kd in spec.kernel_dirs:
-            (tk / "opp/built-in/op_impl/ai_core/tbe/kernel" / kd).mkdir(parents=True, exist_ok=True)
+            # what the kernels package puts there: op binaries (the toolkit alone leaves only ops_oam)
+            _write(tk / "opp/built-in/op_impl/ai_core/tbe/kernel" / kd / "add" / "Add_1.json", "{}\n")
         (ascend / "ascend-toolkit/latest").symlink_to(spec.toolkit_version)
         _write(ascend / "ascend-toolkit/set_env.sh", f"export ASCEND_TOOLKIT_HOME={home}\n")
     env = {"USER": spec.user, "HOME": f"/home/{spec.user}", "PATH": "/usr/local/bin:/usr/bin:/bin"}

@@ -199,3 +199,11 @@ def test_visible_devices_fix_keeps_every_existing_device(tmp_path: Path, value: 
     env_file = ht.build(tmp_path, ht.HostSpec(env={"ASCEND_RT_VISIBLE_DEVICES": value}))
     f = {x["id"]: x for x in run_json(tmp_path, env_file)["findings"]}["env.visible_devices"]
     assert f["status"] == "fail" and f["fix"]["commands"] == [f"export ASCEND_RT_VISIBLE_DEVICES={fixed}"]
+
+
+def test_kernel_dir_with_only_ops_oam_means_no_kernels_package(tmp_path: Path) -> None:
+    """A toolkit without its kernels/ops package leaves kernel/<chip>/ holding only ops_oam
+    (public notes of a CANN 8.5.0 toolkit-only image, where every aclnn op then failed with 561103)."""
+    env_file = ht.build(tmp_path, ht.HostSpec(kernel_dirs=[]))
+    (tmp_path / "usr/local/Ascend/ascend-toolkit/8.1.RC1/opp/built-in/op_impl/ai_core/tbe/kernel/ascend910b/ops_oam").mkdir(parents=True)
+    assert statuses(run_json(tmp_path, env_file), "fail") == {"toolkit.kernels": "env_path"}

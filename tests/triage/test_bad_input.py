@@ -7,7 +7,6 @@ import json
 import os
 import tarfile
 
-import pytest
 
 from ascend_doctor.commands.triage import run_triage
 from ascend_doctor.triage.engine import triage_paths

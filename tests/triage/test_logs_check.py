@@ -11,7 +11,6 @@ from ascend_doctor.model import Status
 from runtime_sim.plog.files import ProcessLog
 from runtime_sim.plog.timefmt import SECOND
 
-from .conftest import DATA
 
 
 def _ctx(root: Path, env) -> Context:
