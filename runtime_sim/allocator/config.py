@@ -176,12 +176,17 @@ class _Parser:
         return value
 
     # -- options ------------------------------------------------------------
-    def max_split_size(self, i: int) -> int:
-        key = "max_split_size_mb"
+    def value_index(self, i: int, key: str) -> int:
+        """Index of the value after ``key:`` (the key is at ``i``); the real parser's error if absent."""
         self.consume(i + 1, ":")
         i += 2
         if i >= len(self.tokens):
             self.missing(key)
+        return i
+
+    def max_split_size(self, i: int) -> int:
+        key = "max_split_size_mb"
+        i = self.value_index(i, key)
         tok = self.tokens[i]
         if self.profile.digit_checks and not _is_digit(tok):
             self.fail("max_split_invalid", key)
@@ -200,10 +205,7 @@ class _Parser:
 
     def garbage_collection_threshold(self, i: int) -> int:
         key = "garbage_collection_threshold"
-        self.consume(i + 1, ":")
-        i += 2
-        if i >= len(self.tokens):
-            self.missing(key)
+        i = self.value_index(i, key)
         val = self.stod(self.tokens[i])
         if not val > 0:
             self.fail("gc_too_small", key)
@@ -213,10 +215,7 @@ class _Parser:
         return i
 
     def boolean(self, i: int, key: str) -> int:
-        self.consume(i + 1, ":")
-        i += 2
-        if i >= len(self.tokens):
-            self.missing(key)
+        i = self.value_index(i, key)
         tok = self.tokens[i]
         if tok not in ("True", "False"):
             self.fail("bool_expected", key, key=key)
@@ -231,10 +230,7 @@ class _Parser:
 
     def base_addr_aligned_kb(self, i: int) -> int:
         key = "base_addr_aligned_kb"
-        self.consume(i + 1, ":")
-        i += 2
-        if i >= len(self.tokens):
-            self.missing(key)
+        i = self.value_index(i, key)
         tok = self.tokens[i]
         if self.profile.digit_checks and not _is_digit(tok):
             self.fail("base_addr_invalid", key)
@@ -261,10 +257,7 @@ class _Parser:
         key = "segment_size_mb"
         if self.profile.segment_size_deprecated:
             self.cfg.warnings.append(message("warn_segment_size_deprecated"))
-        self.consume(i + 1, ":")
-        i += 2
-        if i >= len(self.tokens):
-            self.missing(key)
+        i = self.value_index(i, key)
         tok = self.tokens[i]
         if self.profile.digit_checks and not _is_digit(tok):
             self.fail("segment_size_invalid", key)
@@ -279,10 +272,7 @@ class _Parser:
         if key not in self.tokens:
             return
         i = self.tokens.index(key)
-        self.consume(i + 1, ":")
-        i += 2
-        if i >= len(self.tokens):
-            self.missing(key)
+        i = self.value_index(i, key)
         tok = self.tokens[i]
         if not _is_digit(tok):
             self.fail("large_segment_invalid", key)
@@ -358,10 +348,7 @@ class _Parser:
 
     def per_process_memory_fraction(self, i: int) -> int:
         key = "per_process_memory_fraction"
-        self.consume(i + 1, ":")
-        i += 2
-        if i >= len(self.tokens):
-            self.missing(key)
+        i = self.value_index(i, key)
         val = self.stod(self.tokens[i])
         if not 0.0 <= val <= 1.0:
             self.fail("fraction_range", key)
