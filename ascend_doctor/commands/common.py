@@ -22,23 +22,23 @@ def output_format(fmt: str, json_flag: bool) -> str:
 
 
 def readable_input(path: Path, option: str) -> None:
-    """Refuse what would block or mislead a read: a FIFO with no writer, a device, a socket.
-
-    Pipes from process substitution (``--env-file <(env)``, /dev/fd/N) are what the user
-    asked for and are allowed."""
+    """Refuse what would block or mislead a read (a FIFO with no writer, a device, /proc),
+    by the one rule every verb uses (``ascend_doctor.openable``); ``<(...)`` pipes are allowed."""
     import stat
 
+    from ..openable import refusal
+
     try:
-        mode = path.stat().st_mode
+        st = path.stat()
     except FileNotFoundError:
         raise UsageError(f"{option} {path}: no such file") from None
     except OSError as exc:
         raise UsageError(f"{option} {path}: {exc.strerror or exc}") from None
-    if stat.S_ISDIR(mode):
+    if stat.S_ISDIR(st.st_mode):
         raise UsageError(f"{option} {path}: is a directory")
-    piped = str(path).startswith(("/dev/fd/", "/proc/self/fd/"))
-    if not stat.S_ISREG(mode) and not piped:
-        raise UsageError(f"{option} {path}: not a regular file (use - or <(...) to pass a stream)")
+    reason = refusal(str(path), st, allow_pipe=True)
+    if reason is not None:
+        raise UsageError(f"{option} {path}: {reason} (use <(...) to pass a stream)")
 
 
 def load_env_file(path: Path) -> dict:

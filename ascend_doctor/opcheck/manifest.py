@@ -207,9 +207,14 @@ def from_json(doc: Any, where: str = "manifest") -> Manifest:
 
 
 def load(path: Union[str, Path]) -> Manifest:
+    from ..openable import open_for_reading
+
     p = Path(path)
+    if p.is_dir():
+        raise ManifestError(f"{p}: is a directory, expected an op manifest (JSON)")
     try:
-        text = p.read_text(encoding="utf-8")
+        with open_for_reading(str(p), allow_pipe=True) as fh:  # never blocks on a FIFO or device
+            text = fh.read().decode("utf-8")
     except FileNotFoundError:
         raise ManifestError(f"{p}: no such file") from None
     except IsADirectoryError:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Callable, Iterator, List, Optional, Tuple
 
 from ..parsers.plog import device_of_dir, log_class_of_path, parse_plog_file_name
-from .openable import is_anonymous_pipe, open_for_reading, pseudo_fs_reason, pseudo_fs_top, refusal
+from ..openable import is_anonymous_pipe, open_for_reading, pseudo_fs_reason, pseudo_fs_top, refusal
 
 _MAX_SKIPPED_KEPT = 200
 _TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")

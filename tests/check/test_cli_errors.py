@@ -57,3 +57,13 @@ def test_an_empty_machine_says_no_driver(tmp_path: Path) -> None:
     assert res.returncode == 1
     assert "no Ascend driver is installed on this machine" in res.stdout
     assert "Traceback" not in res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("args", [["check", "--env-file", "{fifo}"], ["opcheck", "{fifo}", "--from", "2.1.0.post10", "--to", "26.1.0"]])
+def test_a_fifo_is_refused_not_waited_on(tmp_path: Path, args) -> None:
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    res = run(*[a.format(fifo=fifo) for a in args])
+    assert res.returncode == 2 and "named pipe (FIFO)" in res.stderr and "Traceback" not in res.stderr
