@@ -54,6 +54,7 @@ class KnowledgeBase:
                 entry = self._by_id[eid]
                 if entry not in out:
                     out.append(entry)
+        out.sort(key=lambda e: e.broad)  # a class's catch-all after the entries that name the code
         return out
 
     # ------------------------------------------------------------ causal graph

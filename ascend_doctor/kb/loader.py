@@ -15,7 +15,9 @@ from ascend_doctor.kb.conditions import CONDITIONS
 from ascend_doctor.kb.model import (
     CHECK_IDS,
     ROLES,
+    Attach,
     CodeInfo,
+    Family,
     Entry,
     Example,
     Fix,
@@ -30,9 +32,9 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 _ID = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)+$")
 _ENTRY_KEYS = {
     "id", "category", "role", "priority", "title", "cause", "explanation", "match", "checks",
-    "fix", "links", "causes", "caused_by", "examples", "counter_examples",
+    "fix", "links", "causes", "caused_by", "examples", "counter_examples", "weight", "headline", "attach", "family", "broad",
 }
-_MATCH_KEYS = {"codes", "patterns", "keywords", "modules", "unless", "generic_codes"}
+_MATCH_KEYS = {"codes", "patterns", "keywords", "modules", "unless", "generic_codes", "module_only"}
 
 
 def read_yaml(path: Path) -> Any:
@@ -56,6 +58,9 @@ def yaml_files(directory: Path) -> List[Path]:
 
 # ------------------------------------------------------------------ entries
 def load_entries(data_dir: Path = DATA_DIR) -> List[Entry]:
+    if _TABLE_DIR[0] != data_dir:
+        _TABLE_DIR[0] = data_dir
+        _TABLES.clear()
     entries: List[Entry] = []
     seen: Dict[str, str] = {}
     for path in yaml_files(data_dir / "rules"):
@@ -108,6 +113,14 @@ def _entry(raw: Any, fname: str) -> Entry:
     priority = raw.get("priority", 0)
     if not isinstance(priority, int):
         raise KBError(f"{where}: priority must be an integer")
+    weight = raw.get("weight")
+    if weight is not None and (not isinstance(weight, int) or not 0 <= weight <= 100):
+        raise KBError(f"{where}: weight must be an integer from 0 to 100")
+    headline = raw.get("headline", "")
+    if not isinstance(headline, str):
+        raise KBError(f"{where}: headline must be a string")
+    attach = _attach(raw.get("attach"), role, where)
+    family = _family(raw.get("family"), where)
     return Entry(
         id=eid,
         category=raw["category"],
@@ -125,7 +138,59 @@ def _entry(raw: Any, fname: str) -> Entry:
         priority=priority,
         counter_examples=counter,
         source_file=fname,
+        weight=weight,
+        broad=bool(raw.get("broad", False)),
+        headline=headline,
+        attach=attach,
+        family=family,
     )
+
+
+def _attach(raw: Any, role: str, where: str) -> Optional[Attach]:
+    if raw is None:
+        return None
+    if role not in ("context", "noise"):
+        raise KBError(f"{where}: only context entries attach notes to incidents")
+    if not isinstance(raw, dict) or not isinstance(raw.get("note"), str):
+        raise KBError(f"{where}: attach needs 'categories' and 'note'")
+    cats = _str_list(raw.get("categories"), where, "attach.categories")
+    bad = [c for c in cats if c not in CATEGORIES]
+    if bad or not cats:
+        raise KBError(f"{where}: attach categories must be categories, got {cats!r}")
+    return Attach(categories=tuple(cats), note=" ".join(raw["note"].split()))
+
+
+def _family(raw: Any, where: str) -> Optional[Family]:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not isinstance(raw.get("capture"), str) or not isinstance(raw.get("table"), str):
+        raise KBError(f"{where}: family needs 'capture' and 'table'")
+    table = _TABLES.get(raw["table"])
+    if table is None:
+        table = _TABLES[raw["table"]] = _read_table(raw["table"], where)
+    return Family(capture=raw["capture"], table=raw["table"], rows=table[0], default=table[1])
+
+
+_TABLES: Dict[str, Any] = {}
+
+
+def _read_table(name: str, where: str) -> Any:
+    """A family table (``data/tables/NAME.yaml``): rows of {match: regex, field: text}, and a default."""
+    path = _TABLE_DIR[0] / "tables" / f"{name}.yaml"
+    doc = read_yaml(path)
+    if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
+        raise KBError(f"{where}: family table {name}: expected a mapping with 'rows'")
+    rows = []
+    for row in doc["rows"]:
+        if not isinstance(row, dict) or not isinstance(row.get("match"), str):
+            raise KBError(f"{where}: family table {name}: every row needs 'match'")
+        fields = {str(k): " ".join(str(v).split()) for k, v in row.items() if k not in ("match", "source")}
+        rows.append((_compile(row["match"], f"{name}.yaml"), fields))
+    default = {str(k): " ".join(str(v).split()) for k, v in (doc.get("default") or {}).items()}
+    return tuple(rows), default
+
+
+_TABLE_DIR = [Path(__file__).resolve().parent / "data"]
 
 
 def _rule(raw: Any, where: str) -> Rule:
@@ -159,7 +224,10 @@ def _rule(raw: Any, where: str) -> Rule:
         keywords.append(tuple(words))
     unless = tuple(_compile(s, where) for s in _str_list(raw.get("unless", []), where, "match.unless"))
     modules = tuple(m.upper() for m in _str_list(raw.get("modules", []), where, "match.modules"))
-    if not (codes or patterns or keywords):
+    module_only = bool(raw.get("module_only", False))
+    if module_only and not modules:
+        raise KBError(f"{where}: module_only needs 'modules'")
+    if not (codes or patterns or keywords or module_only):
         raise KBError(f"{where}: 'match' needs codes, patterns or keywords")
     return Rule(
         codes=tuple(codes),
@@ -168,6 +236,7 @@ def _rule(raw: Any, where: str) -> Rule:
         modules=modules,
         unless=unless,
         generic_codes=bool(raw.get("generic_codes", False)),
+        module_only=module_only,
     )
 
 

@@ -138,9 +138,11 @@ class _FakeKB:
         fix = SimpleNamespace(text="fake fix", commands=("fake-cmd",))
         self.entries = {
             "dev.aicore": SimpleNamespace(id="dev.aicore", category="aicore_exec", title="AI Core fault", cause="kernel faulted",
-                                          role="cause", fix=fix, causes=("hccl.timeout",), caused_by=(), checks=(), priority=0),
+                                          role="cause", fix=fix, causes=("hccl.timeout",), caused_by=(), checks=(), priority=0,
+                                          triage_weight=60, broad=False, family=None, headline="", attach=None),
             "hccl.timeout": SimpleNamespace(id="hccl.timeout", category="hccl_comm", title="HCCL timeout", cause="waited",
-                                            role="symptom", fix=fix, causes=(), caused_by=("dev.aicore",), checks=(), priority=0),
+                                            role="symptom", fix=fix, causes=(), caused_by=("dev.aicore",), checks=(), priority=0,
+                                            triage_weight=55, broad=False, family=None, headline="", attach=None),
         }
         self.calls: List[tuple] = []
 
@@ -174,7 +176,7 @@ def test_knowledge_base_entries_and_edges_are_used(tmp_path):
 def test_json_contract(tmp_path):
     root = _tree(tmp_path, culprit=1)
     out = io.StringIO()
-    rc = run_triage([str(root)], fmt="json", out=out, err=io.StringIO(), use_kb=False)
+    rc = run_triage([str(root)], fmt="json", out=out, err=io.StringIO())
     data = json.loads(out.getvalue())
     assert rc == 1 and data["schema"] == 1
     assert set(data["stats"]) >= {"files", "bytes", "lines", "events", "seconds"}
@@ -189,6 +191,6 @@ def test_json_contract(tmp_path):
 @pytest.mark.parametrize("fmt", ["text", "md"])
 def test_text_and_markdown(tmp_path, fmt):
     out = io.StringIO()
-    rc = run_triage([str(_tree(tmp_path, culprit=3))], fmt=fmt, out=out, err=io.StringIO(), use_kb=False)
+    rc = run_triage([str(_tree(tmp_path, culprit=3))], fmt=fmt, out=out, err=io.StringIO())
     text = out.getvalue()
     assert rc == 1 and "rank 3" in text and "aicore_exec" in text and "plog-1003_" in text

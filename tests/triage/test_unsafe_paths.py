@@ -108,7 +108,7 @@ def test_pseudo_filesystems_on_the_command_line_are_skipped(path):
 
 def test_proc_self_from_the_cli_is_one_line_and_exit_2():
     out, err = io.StringIO(), io.StringIO()
-    rc = run_triage(["/proc/self"], out=out, err=err, use_kb=False)
+    rc = run_triage(["/proc/self"], out=out, err=err)
     assert rc == 2 and out.getvalue() == ""
     (line,) = err.getvalue().splitlines()
     assert line.startswith("ascend-doctor triage: no readable log text in /proc/self (skipped: /proc/self: in /proc")
@@ -153,7 +153,7 @@ def test_a_fifo_named_on_the_command_line_is_refused(tmp_path):
     fifo = tmp_path / "pipe.log"
     os.mkfifo(str(fifo))
     out, err = io.StringIO(), io.StringIO()
-    rc = run_triage([str(fifo)], fmt="json", out=out, err=err, use_kb=False)
+    rc = run_triage([str(fifo)], fmt="json", out=out, err=err)
     assert rc == 2 and "a named pipe (FIFO)" in err.getvalue()
     assert json.loads(out.getvalue())["stats"]["skipped"][0]["reason"] == "not a regular file: a named pipe (FIFO)"
 
