@@ -89,6 +89,18 @@ class Matcher:
                 found.update(ids)
         return found
 
+    def mentions(self, text: str) -> bool:
+        """Whether any entry's code or trigger literal occurs in ``text`` (a cheap pre-test)."""
+        for key in extract_codes(text):
+            if key in self._by_code:
+                return True
+        low = text.lower()
+        for word in self._words.intersection(_WORD.findall(low)):
+            for trigger, _ in self._by_word[word]:
+                if trigger in low:
+                    return True
+        return any(trigger in low for trigger, _ in self._unindexed)
+
     def match(
         self,
         text: str,

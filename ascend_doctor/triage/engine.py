@@ -72,8 +72,9 @@ class _Peeked(io.RawIOBase):
 
 
 class _Collector:
-    def __init__(self, stats: Stats) -> None:
+    def __init__(self, stats: Stats, claim=None) -> None:
         self.stats = stats
+        self.claim = claim
         self.events: Dict[Tuple[str, Optional[int], Optional[int], str], Event] = {}
         self.hccl_context: List[Event] = []
         self.processes: Dict[Tuple[str, int], ProcessInfo] = {}
@@ -133,7 +134,8 @@ def triage_walk(walk: Walk, knowledge: Optional[Knowledge] = None, start: Option
     """Triage sources already chosen (e.g. files read through a Host by the logs check)."""
     start = time.monotonic() if start is None else start
     stats = Stats()
-    col = _Collector(stats)
+    knowledge = knowledge or Knowledge()
+    col = _Collector(stats, knowledge.mentions)
     for src in walk.sources:
         if src.kind_hint == "tar":
             for member, stream in tar_members(src, walk):
@@ -149,7 +151,6 @@ def triage_walk(walk: Walk, knowledge: Optional[Knowledge] = None, start: Option
         finally:
             if src.display != "<stdin>":
                 stream.close()
-    knowledge = knowledge or Knowledge()
     events = list(col.events.values())
     _apply_process_info(events, col)
     groups = scope_events(events, col.pid_origins)
@@ -202,7 +203,7 @@ def _read_source(src: Source, stream: BinaryIO, col: _Collector, walk: Walk) -> 
     counter = Counter()
     plog_mode = src.kind_hint in ("plog", "device") or sniff_plog(head[:16384])
     try:
-        for ev in extract(src, _Peeked(head, stream), counter, plog_mode):
+        for ev in extract(src, _Peeked(head, stream), counter, plog_mode, col.claim):
             col.add(ev)
     except (OSError, EOFError) as exc:
         walk.skip(src.display, f"read stopped early ({exc})")

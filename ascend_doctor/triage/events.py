@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import BinaryIO, Dict, Iterator, List, Optional, Tuple
+from typing import BinaryIO, Callable, Dict, Iterator, List, Optional, Tuple
 
 from ..parsers.cann_error import CannBlock, CannBlockParser
 from ..parsers.codes import Code, find_codes
+from ..parsers.error_shapes import looks_like_error
 from ..parsers.hccl import HcclRecord, parse_hccl_line
 from ..parsers.oom_text import OomRecord, parse_oom
 from ..parsers.plog import PlogLine, parse_plog_line, ts_to_epoch
@@ -106,14 +107,20 @@ def sniff_plog(sample: bytes) -> bool:
     return hits * 2 >= len(lines)
 
 
-def extract(source: Source, stream: BinaryIO, counter: Counter, plog_mode: bool) -> Iterator[Event]:
+Claim = Callable[[str], bool]
+
+
+def extract(source: Source, stream: BinaryIO, counter: Counter, plog_mode: bool, claim: Optional[Claim] = None) -> Iterator[Event]:
+    """Events of one stream. ``claim`` tells whether a console line no parser took names
+    something the knowledge base knows (its codes and literals); such lines, and lines with
+    the generic shape of an error, become events of their own: no error line goes unread."""
     if plog_mode:
         needles = ERROR_NEEDLES if source.log_class in ("debug", "security") else PLOG_NEEDLES
         if _is_capture(source):
             needles = needles + CONSOLE_NEEDLES
-        yield from _plog_events(source, scan_candidates(stream, counter, needles))
+        yield from _plog_events(source, scan_candidates(stream, counter, needles), claim)
     else:
-        yield from _console_events(source, iter_lines(stream, counter))
+        yield from _console_events(source, iter_lines(stream, counter), claim)
 
 
 # ------------------------------------------------------------------ plog files
@@ -147,7 +154,7 @@ def _is_capture(source: Source) -> bool:
     return source.log_class is None and source.kind_hint not in ("plog", "device")
 
 
-def _plog_events(source: Source, lines: Iterator[Tuple[int, bytes]]) -> Iterator[Event]:
+def _plog_events(source: Source, lines: Iterator[Tuple[int, bytes]], claim: Optional[Claim] = None) -> Iterator[Event]:
     capture = _is_capture(source)
     for lineno, raw in lines:
         text = decode_line(raw)
@@ -155,7 +162,7 @@ def _plog_events(source: Source, lines: Iterator[Tuple[int, bytes]]) -> Iterator
         if rec is None:
             if capture:  # a torch_npu banner or warning between the plog lines of a console capture
                 inner, prefix = strip_prefixes(text)
-                ev = _line_event(source, lineno, inner, prefix.pid, prefix.rank, prefix.worker)
+                ev = _line_event(source, lineno, inner, prefix.pid, prefix.rank, prefix.worker, claim)
                 if ev is not None:
                     yield _finish(ev)
             continue
@@ -225,7 +232,7 @@ def _merge(into: Event, ev: Event) -> None:
     into.evidence.sort()
 
 
-def _console_events(source: Source, lines: Iterator[Tuple[int, bytes]]) -> Iterator[Event]:
+def _console_events(source: Source, lines: Iterator[Tuple[int, bytes]], claim: Optional[Claim] = None) -> Iterator[Event]:
     cann = CannBlockParser()
     tbs = TracebackParser()
     asm = _Assembler(source)
@@ -245,7 +252,7 @@ def _console_events(source: Source, lines: Iterator[Tuple[int, bytes]]) -> Itera
                 ev = _traceback_event(source, tb, ctx)
                 if ev is not None:
                     records.append(ev)
-            ev = _line_event(source, lineno, text, prefix.pid, prefix.rank, prefix.worker)
+            ev = _line_event(source, lineno, text, prefix.pid, prefix.rank, prefix.worker, claim)
             if ev is not None:
                 records.append(ev)
             for rec in sorted(records, key=lambda e: e.line):
@@ -300,6 +307,23 @@ def _block_event(source: Source, block: CannBlock, ctx: Dict[int, Tuple[Optional
     return ev
 
 
+def _generic_event(source: Source, lineno: int, text: str, ppid: Optional[int], prank: Optional[int], worker: Optional[str],
+                   claim: Optional[Claim]) -> Optional[Event]:
+    """A line no parser claims: an event when it has an error's shape or the KB names something in it."""
+    stripped = text.strip()
+    if not stripped or stripped.startswith(("File \"", "Traceback (most recent call last)")):
+        return None  # traceback frames belong to the traceback parser
+    if not (looks_like_error(stripped) or (claim is not None and claim(stripped))):
+        return None
+    ev = Event(kind="console", text=stripped, file=source.display, line=lineno, end_line=lineno, origin=source.origin,
+               worker_pid=ppid, rank=prank, worker=worker, codes=find_codes(stripped))
+    m = _DEVICE.search(stripped)
+    if m:
+        ev.device = int(m.group(1)) if len(m.group(1)) < 6 else None
+    ev.evidence.append((lineno, stripped))
+    return ev
+
+
 def _traceback_event(source: Source, tb: PyTraceback, ctx: Dict[int, Tuple[Optional[int], Optional[int], Optional[str]]]) -> Optional[Event]:
     if tb.exc_type is None and not tb.exc_message:
         return None
@@ -317,7 +341,8 @@ def _traceback_event(source: Source, tb: PyTraceback, ctx: Dict[int, Tuple[Optio
     return ev
 
 
-def _line_event(source: Source, lineno: int, text: str, ppid: Optional[int], prank: Optional[int], worker: Optional[str]) -> Optional[Event]:
+def _line_event(source: Source, lineno: int, text: str, ppid: Optional[int], prank: Optional[int], worker: Optional[str],
+                claim: Optional[Claim] = None) -> Optional[Event]:
     """A single console line that is an error record by itself (or names a rank)."""
     if not text.strip():
         return None
@@ -335,7 +360,7 @@ def _line_event(source: Source, lineno: int, text: str, ppid: Optional[int], pra
     hrec = parse_hccl_line(text) if ("rank" in text or "Cluster Exception" in text) else None
     smi = ("dcmi module" in text or "npu-smi" in text) and "ret is" in text
     if tn is None and oom is None and hrec is None and not smi:
-        return None
+        return _generic_event(source, lineno, text, ppid, prank, worker, claim)
     if tn is not None and tn.kind == "hint" and tn.text == "":
         return None
     ev = Event(kind="console", text=text.strip(), file=source.display, line=lineno, end_line=lineno, origin=source.origin,

@@ -17,6 +17,7 @@ up once.
 """
 from __future__ import annotations
 
+import re
 import string
 from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple
@@ -31,7 +32,8 @@ ROLES = ("root", "symptom", "wrapper", "advisory", "context")
 ROLE_ORDER = {"root": 0, "symptom": 1, "wrapper": 2, "advisory": 3, "context": 4}
 # a pattern hit scores 10-13 in the KB matcher; codes 6 (generic codes 2); a module's catch-all 3
 _SPECIFIC_SCORE = 9.5
-_CLOSE = 1.5  # a runner-up of another category this close to the best makes the answer uncertain
+_CLOSE = 1.5
+_NAMES_PEER = re.compile(r"Cluster Exception Location|crimer rank")  # a runner-up of another category this close to the best makes the answer uncertain
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,10 @@ class Knowledge:
                 hit = Verdict(**{**hit.__dict__, "category": cat})
         return hit
 
+    def mentions(self, text: str) -> bool:
+        """Whether a line names a code or literal of some KB entry (so it is worth an event)."""
+        return bool(self.kb.mentions(text))
+
     def entry(self, entry_id: str) -> Any:
         return self.kb.entry(entry_id)
 
@@ -128,7 +134,11 @@ class Knowledge:
         role = _KB_ROLE.get(best.entry.role, "root")
         if any(m.entry.role == "advisory" for m in failures):
             role = "advisory"  # the line is a warning the job survived, whatever else it names
-        weight = max(m.entry.triage_weight for m in failures if _KB_ROLE.get(m.entry.role) == role or role == "advisory")
+        elif role == "root" and _NAMES_PEER.search(ev.match_text) and any(m.entry.role == "symptom" for m in failures):
+            role = "symptom"  # a rank that timed out, quoting HCCL's verdict on another rank: the cause is there
+        same = [m for m in failures if m.entry.category == best.entry.category]
+        weight = max((m.entry.triage_weight for m in same if _KB_ROLE.get(m.entry.role) == role or role == "advisory"),
+                     default=best.entry.triage_weight)
         weight += max(0, best.entry.priority)
         other = next((m for m in failures[1:] if m.entry.category != best.entry.category), None)
         if best.score >= _SPECIFIC_SCORE:
