@@ -22,6 +22,7 @@ import string
 from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
+from ..model import CATEGORIES
 from ..parsers.oom_text import classify as classify_oom
 from .events import Event
 
@@ -179,12 +180,14 @@ def _verdict(entry: Any, role: str, weight: int, captures: Dict[str, str], confi
         values.update(entry.family.lookup(captures.get(entry.family.capture)))
     fix = entry.fix
     attach = entry.attach
+    category = values.get("category") if values.get("category") in CATEGORIES else entry.category
     ref = RuleRef(entry.id, entry.title, entry.headline or headline,
                   frozenset(attach.categories) if attach else frozenset(), attach.note if attach else "")
     return Verdict(
-        role=role, category=entry.category, weight=weight,
+        role=role, category=category, weight=weight,
         title=_fill(entry.title, values), cause=_fill(entry.cause or entry.title, values),
-        fix_text=_fill(fix.text, values), fix_commands=[_fill(c, values) for c in fix.commands],
+        fix_text=_fill(fix.text, values),
+        fix_commands=[_fill(c, values) for c in fix.commands] + ([_fill(values["commands"], values)] if values.get("commands") else []),
         signal=ref, kb_id=entry.id, causes=tuple(entry.causes), caused_by=tuple(entry.caused_by),
         captures=dict(captures), checks=tuple(entry.checks or ()), confidence=confidence, runner_up=runner,
     )
