@@ -222,12 +222,16 @@ def reading(rec: OomRecord) -> "Reading":
     )
 
 
-def classify(rec: OomRecord) -> str:
+def classify(rec: OomRecord, framework_reserved: bool = False) -> str:
     """The shared category of an OOM record: ``oom_fragmentation`` when cached-but-unusable
-    memory could have served the request, else ``oom_capacity`` (which also covers memory
-    held outside this process; ``ascend-doctor oom`` names that case ``external``)."""
+    memory could have served the request, ``device_busy_permission`` when most of the device is
+    held outside this process (``ascend-doctor oom`` names that case ``external``), else
+    ``oom_capacity``. ``framework_reserved``: the text around it shows that the framework
+    pre-reserves most of the device itself (KV cache, memory utilization)."""
     if rec.kind not in ("npu", "cuda", "npu_workspace"):
         return "oom_capacity"
+    from dataclasses import replace
+
     from ..memory.rules import judge
 
-    return judge(reading(rec)).category
+    return judge(replace(reading(rec), framework_reserved=framework_reserved)).category

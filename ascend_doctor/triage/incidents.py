@@ -159,7 +159,32 @@ def build_incidents(groups: Dict[Scope, List[Event]], knowledge: Knowledge, note
                 incidents.append(inc)
     for op, evs in fallbacks.items():
         incidents.append(_fallback_incident(op, evs, knowledge))
+    _framework_reservation(incidents, groups, knowledge)
     return incidents
+
+
+FRAMEWORK_RESERVATION = "oom.framework_reservation"
+
+
+def _framework_reservation(incidents: List[Incident], groups: Dict[Scope, List[Event]], knowledge: Knowledge) -> None:
+    """An out-of-memory error read as fragmentation is capacity when the same input shows the
+    framework reserving its own share of the device (the setting, not the allocator, is the fix)."""
+    origins = {scope[0] for scope, evs in groups.items()
+               for e in evs if e.fallback_op is None and knowledge.resolve(e).kb_id == FRAMEWORK_RESERVATION}
+    if not origins:
+        return
+    from ..parsers.oom_text import classify as classify_oom
+
+    for inc in incidents:
+        oom = inc.headline.oom
+        if inc.verdict.category != "oom_fragmentation" or oom is None or inc.scope[0] not in origins:
+            continue
+        category = classify_oom(oom, framework_reserved=True)
+        if category != inc.verdict.category:
+            inc.verdict = Verdict(**{**inc.verdict.__dict__, "category": category})
+            inc.notes.append("the framework reserves its own share of the device (its memory-utilization / "
+                             "memory-fraction setting is in the input): the cached-but-unused memory is not the cause; "
+                             "lower that share or the KV cache")
 
 
 def _split_by_time(evs: List[Event]) -> List[List[Event]]:

@@ -107,7 +107,8 @@ def test_a_real_failure_outranks_the_fallback(tmp_path, mode, fallback_first):
     report = _triage([capture], mode)
     assert [i.role for i in report.incidents] == ["root", "advisory", "advisory"]
     first = report.incidents[0]
-    assert first.verdict.category == "oom_capacity" and "NPU out of memory" in first.headline.text
+    # vllm-ascend#19: 50 of 61 GiB held outside this process, so the device is busy, not too small
+    assert first.verdict.category == "device_busy_permission" and "NPU out of memory" in first.headline.text
     assert all("CAUTION" not in ev.text for ev in first.events)  # adjacent lines were not merged into the OOM
 
 
@@ -204,5 +205,5 @@ def test_console_oom_with_other_numbers_stays_apart_and_after_the_plog(tmp_path)
     other.write_text(OOM_19 + "\n", encoding="utf-8")
     report = _triage([result.log_dir, result.console_file, other])
     cats = [(i.verdict.category, i.headline.kind, i.pid is not None) for i in report.incidents]
-    assert cats == [("oom_capacity", "plog", True), ("oom_capacity", "console", False)]
+    assert cats == [("oom_capacity", "plog", True), ("device_busy_permission", "console", False)]
     assert report.incidents[1].headline.file == str(other)
