@@ -26,6 +26,11 @@ _SHAPE = re.compile(
     r"|^\s*(?:\[?\d{4}-\d\d-\d\d[T ][\d:.,+]+\]?\s*)?(?:\[\w+\]\s*)?ERROR\b"
     r"|^[EF]\d{4} \d\d:\d\d|^[EF]\d{8} \d\d:\d\d"  # glog: E0624 10:46:50 / E20260624 10:46:50
     r"|\b(?:error|ERROR|Error)\b(?![_=.\w-])|\bLOCKUP\b|\blockup\b|\bhung task\b|\bOut of memory\b"
+    r"|\binvalid\b|\bInvalid\b|\bis null\b|null ?pointer|nullptr|\btime[ds]? ?out\b|_timeout\b|\bTIMEOUT\b"
+    r"|\bnot found\b|\bdoes not exist\b|\bno such\b|\bNo such\b|\bcannot\b|\bCannot\b|\bcan't\b|\bcould not\b|\bCould not\b"
+    r"|\bunable to\b|\bUnable to\b|\bdenied\b|\brefused\b|\babnormal\b|\bunsafe\b|\bbusy\b"
+    r"|\bnot supported\b|\bunsupported\b|\bUnsupport|\bnot support\b|\bout of memory\b|\bOOM\b|\bexceed(?:s|ed)?\b"
+    r"|报错|失败|错误|异常|超时|不支持|无法"
     r"|\bHeartbeat lost\b|\bcqe err\b|\bpanic\b|Call Trace:|BUG:|Oops",
 )
 _WARNING = re.compile(r"\bWARN(?:ING)?\b|\[W(?: |\d)|^W\d{4} |\bUserWarning\b|\bFutureWarning\b|\bDeprecationWarning\b")

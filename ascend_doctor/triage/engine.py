@@ -152,6 +152,8 @@ def triage_walk(walk: Walk, knowledge: Optional[Knowledge] = None, start: Option
             if src.display != "<stdin>":
                 stream.close()
     events = list(col.events.values())
+    if not events:
+        events = _paste_fallback(walk, stats)
     _apply_process_info(events, col)
     groups = scope_events(events, col.pid_origins)
     quiet_notes: List[str] = []
@@ -172,6 +174,26 @@ def triage_walk(walk: Walk, knowledge: Optional[Knowledge] = None, start: Option
     stats.skipped_count = walk.skipped_count
     stats.seconds = time.monotonic() - start
     return TriageReport(stats=stats, incidents=ordered, job=job)
+
+
+PASTE_MAX_LINES = 200
+
+
+def _paste_fallback(walk: Walk, stats: Stats) -> List[Event]:
+    """A short paste in which nothing was recognised still gets an answer: its last line, as an
+    unrecognised error. Someone who pastes a few lines into triage is asking about them, and
+    "no incidents" would tell them nothing is wrong. Log files and trees keep "no incidents"."""
+    pastes = [s for s in walk.sources if s.kind_hint == "console" or s.log_class is None]
+    if len(walk.sources) != 1 or len(pastes) != 1 or stats.lines > PASTE_MAX_LINES:
+        return []
+    src = pastes[0]
+    if src.last_line is None:
+        return []
+    lineno, text = src.last_line
+    ev = Event(kind="console", text=text[:2000], file=src.display, line=lineno, end_line=lineno, origin=src.origin)
+    ev.evidence.append((lineno, text[:600]))
+    stats.events += 1
+    return [ev]
 
 
 def _apply_process_info(events: List[Event], col: _Collector) -> None:

@@ -239,6 +239,8 @@ def _console_events(source: Source, lines: Iterator[Tuple[int, bytes]], claim: O
     ctx: Dict[int, Tuple[Optional[int], Optional[int], Optional[str]]] = {}  # lineno -> prefix pid/rank/worker
     for lineno, raw in lines:
         raw_text = decode_line(raw)
+        if raw_text.strip():
+            source.last_line = (lineno, raw_text.strip())
         for text_part in _split_escaped(raw_text):
             text, prefix = strip_prefixes(text_part)
             if prefix:

@@ -41,6 +41,7 @@ class Source:
     device: Optional[int] = None  # from a device-<N> directory
     log_class: Optional[str] = None  # debug | run | security
     kind_hint: Optional[str] = None  # plog | device | console
+    last_line: Optional[Tuple[int, str]] = None  # the last non-empty console line read (for a paste nothing claimed)
 
 
 @dataclass
