@@ -245,12 +245,16 @@ def reduce_codegen(doc: Mapping[str, Any], is_aten: Callable[[str], bool]) -> Di
             if isinstance(item, Mapping):
                 func = str(item.get("func", ""))
                 impls = [s.strip() for s in str(item.get("impl_ns") or "").split(",") if s.strip()]
-                flags = [k for k in _PLUGIN_IMPL_KEYS if item.get(k) is True]
+                # flags: 'op_api: true', 'internal_format_opapi: true', 'sparse: op_api' (the
+                # namespace of the sparse kernel), 'dvm: ...'
+                flags = [k for k in _PLUGIN_IMPL_KEYS if item.get(k) not in (None, False, "")]
                 if section in ("tocpu", "unsupported"):
                     impls = [section]
-                elif not impls:
-                    impls = ["torch_npu"]
+                elif "(" not in func:
+                    impls = ["torch_npu"]  # a bare name: torch_npu's own kernel (npu_native_functions.yaml)
                 impls += [f for f in flags if f not in impls]
+                if not impls:
+                    impls = ["torch_npu"]
                 aclnn = _aclnn(item)
             else:
                 func, aclnn = str(item), None

@@ -173,6 +173,10 @@ def test_codegen_registration_of_a_real_wheel():
     assert ops["npu::npu_format_cast.Tensor"]["impl"] == {"torch_npu"}
     assert ops["aten::_thnn_fused_gru_cell"]["src"] == {"codegen_autograd"}
     assert ops["aten::dequantize.self"]["src"] == {"codegen_quant"}
+    # 'sparse: op_api' names the sparse kernel's namespace; a bare native name with op_api: true
+    assert ops["aten::add.out"]["impl"] == {"acl_op", "op_api", "sparse"}
+    assert ops["aten::_coalesce"]["impl"] == {"sparse"}
+    assert ops["aten::clone"]["impl"] == {"torch_npu", "op_api"}
     with pytest.raises(red.ReduceError):
         red.reduce_codegen({"mystery": [{"func": "x() -> ()"}]}, lambda n: True)
 
