@@ -275,7 +275,8 @@ def wheel_releases() -> List[Release]:
     for r in (_read_index().get("wheels") or {}).get("builds", []):
         out.append(Release(
             branch=wheel_key(r["wheel"]), torch=r["torch"], release=r.get("release") or "", wheel=r["wheel"],
-            cann=r.get("cann") or "", sources=(), counts=dict(r.get("counts", {})), kind="wheel",
+            cann=r.get("cann") or ("~" + r["cann_likely"][5:] if (r.get("cann_likely") or "").startswith("CANN ") else ""),
+            sources=(), counts=dict(r.get("counts", {})), kind="wheel",
             source=r.get("source"), url=PYPI_PAGE.format(r["wheel"]), git_branch=r.get("branch"),
             cann_basis=r.get("cann_basis")))
     with _lock:
