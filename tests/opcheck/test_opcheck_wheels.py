@@ -118,3 +118,13 @@ def test_examples_from_2_7_1_post8_to_2_14_0_judge_every_op_from_the_wheels(reco
     if example == "encoder_eval":
         fused = next(o for o in doc["ops"] if o["op"] == "aten::_transformer_encoder_layer_fwd")
         assert fused["to"]["status"] == "cpu_fallback"
+
+
+def test_regenerating_branch_data_keeps_the_wheel_section(tmp_path):
+    from compat_matrix.op_support import regenerate
+
+    (tmp_path / "index.json").write_text((ops.store.DATA_DIR / "index.json").read_text(encoding="utf-8"), encoding="utf-8")
+    regenerate.write_index([], [], {}, "reference test", data_dir=tmp_path)
+    doc = json.loads((tmp_path / "index.json").read_text(encoding="utf-8"))
+    assert doc["last_command"] == "reference test"
+    assert doc["wheels"] == store.index()["wheels"]
