@@ -128,3 +128,16 @@ def test_regenerating_branch_data_keeps_the_wheel_section(tmp_path):
     doc = json.loads((tmp_path / "index.json").read_text(encoding="utf-8"))
     assert doc["last_command"] == "reference test"
     assert doc["wheels"] == store.index()["wheels"]
+
+
+def test_a_wheel_that_could_not_be_read_is_listed_with_its_reason(monkeypatch, capsys):
+    import copy
+
+    doc = copy.deepcopy(store.index())
+    doc["wheels"]["unreadable"] = [{"wheel": "2.15.0", "reason": "the wheel carries no operator registration yaml"}]
+    monkeypatch.setattr(store, "_index", doc)
+    with pytest.raises(ops.UnknownVersionError, match="the wheel of torch_npu 2.15.0 could not be read: the wheel "
+                                                      "carries no operator registration yaml"):
+        ops.resolve("2.15.0")
+    run_versions()
+    assert "not readable: 2.15.0: the wheel carries no operator registration yaml" in capsys.readouterr().out
