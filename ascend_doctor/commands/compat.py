@@ -172,6 +172,9 @@ def _text_report(rep: Any, sources: Dict[str, str], where: Optional[str], out: T
             for label, value in (("found", p.found), ("required", p.required), ("source", p.source)):
                 if value:
                     console.print("      [dim]%-9s[/dim]%s" % (label, escape(value)))
+        elif p.source_id and p.source_id.startswith("pypi: "):
+            # a pairing read from a wheel (no table lists it): say where it comes from
+            console.print("      [dim]%-9s[/dim]%s" % ("source", escape("%s (%s)" % (p.source_id, p.source))))
     if rep.notes:
         console.print("")
         for n in rep.notes:
