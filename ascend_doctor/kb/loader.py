@@ -56,6 +56,63 @@ def yaml_files(directory: Path) -> List[Path]:
     return sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
 
 
+# ------------------------------------------------------------------ the compiled form
+# The data files are YAML for people; the package also ships them compiled: one gzipped JSON
+# document (kb/data/compiled.json.gz, written by tools/compile_kb.py) holding every file's
+# parsed content and a stamp, the SHA-256 of the YAML files it was made from. At run time
+# the compiled form is used when its stamp matches the YAML beside it (hashing is cheap,
+# parsing YAML and compiling 400 regexes is not); otherwise the YAML is read and checked as
+# before. Nothing is written at run time. tests/kb/test_kb_compiled.py keeps the two equal.
+COMPILED = "compiled.json.gz"
+SECTIONS = ("rules", "codes", "tables")
+_DOCS: Dict[str, Tuple[Dict[str, Dict[str, Any]], bool]] = {}
+
+
+def data_stamp(data_dir: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    for section in SECTIONS:
+        for path in yaml_files(data_dir / section):
+            digest.update(f"{section}/{path.name}\0".encode())
+            digest.update(path.read_bytes())
+            digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def yaml_docs(data_dir: Path) -> Dict[str, Dict[str, Any]]:
+    """Every data file parsed from YAML: {section: {file name: document}}."""
+    return {section: {p.name: read_yaml(p) for p in yaml_files(data_dir / section)} for section in SECTIONS}
+
+
+def compiled_docs(data_dir: Path) -> Optional[Dict[str, Dict[str, Any]]]:
+    """The compiled documents when they were made from exactly these YAML files, else None."""
+    import gzip
+    import json
+
+    path = data_dir / COMPILED
+    try:
+        blob = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
+    except (OSError, ValueError, EOFError):
+        return None
+    if not isinstance(blob, dict) or blob.get("stamp") != data_stamp(data_dir):
+        return None
+    docs = blob.get("docs")
+    return docs if isinstance(docs, dict) and all(isinstance(docs.get(s), dict) for s in SECTIONS) else None
+
+
+def data_docs(data_dir: Path) -> Tuple[Dict[str, Dict[str, Any]], bool]:
+    """(documents, validate): from the compiled form when it is current (already checked when it
+    was made), else from the YAML (checked while loading)."""
+    key = str(data_dir)
+    hit = _DOCS.get(key)
+    if hit is None:
+        compiled = compiled_docs(data_dir)
+        hit = (compiled, False) if compiled is not None else (yaml_docs(data_dir), True)
+        _DOCS[key] = hit
+    return hit
+
+
 # ------------------------------------------------------------------ entries
 def load_entries(data_dir: Path = DATA_DIR) -> List[Entry]:
     if _TABLE_DIR[0] != data_dir:
@@ -63,17 +120,21 @@ def load_entries(data_dir: Path = DATA_DIR) -> List[Entry]:
         _TABLES.clear()
     entries: List[Entry] = []
     seen: Dict[str, str] = {}
-    for path in yaml_files(data_dir / "rules"):
-        doc = read_yaml(path)
+    docs, _VALIDATE[0] = data_docs(data_dir)
+    for name in sorted(docs["rules"]):
+        doc = docs["rules"][name]
         if not isinstance(doc, dict) or not isinstance(doc.get("entries"), list):
-            raise KBError(f"{path.name}: expected a mapping with an 'entries' list")
+            raise KBError(f"{name}: expected a mapping with an 'entries' list")
         for raw in doc["entries"]:
-            entry = _entry(raw, path.name)
+            entry = _entry(raw, name)
             if entry.id in seen:
-                raise KBError(f"{path.name}: {entry.id}: duplicate id (also in {seen[entry.id]})")
-            seen[entry.id] = path.name
+                raise KBError(f"{name}: {entry.id}: duplicate id (also in {seen[entry.id]})")
+            seen[entry.id] = name
             entries.append(entry)
     return _close_edges(entries)
+
+
+_VALIDATE = [True]  # compile every regex while loading (YAML source); the compiled form was checked when made
 
 
 def _entry(raw: Any, fname: str) -> Entry:
@@ -176,8 +237,7 @@ _TABLES: Dict[str, Any] = {}
 
 def _read_table(name: str, where: str) -> Any:
     """A family table (``data/tables/NAME.yaml``): rows of {match: regex, field: text}, and a default."""
-    path = _TABLE_DIR[0] / "tables" / f"{name}.yaml"
-    doc = read_yaml(path)
+    doc = data_docs(_TABLE_DIR[0])[0]["tables"].get(f"{name}.yaml")
     if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
         raise KBError(f"{where}: family table {name}: expected a mapping with 'rows'")
     rows = []
@@ -185,7 +245,7 @@ def _read_table(name: str, where: str) -> Any:
         if not isinstance(row, dict) or not isinstance(row.get("match"), str):
             raise KBError(f"{where}: family table {name}: every row needs 'match'")
         fields = {str(k): " ".join(str(v).split()) for k, v in row.items() if k not in ("match", "source")}
-        rows.append((_compile(row["match"], f"{name}.yaml"), fields))
+        rows.append((Pattern(row["match"], None), fields))
     default = {str(k): " ".join(str(v).split()) for k, v in (doc.get("default") or {}).items()}
     return tuple(rows), default
 
@@ -215,14 +275,19 @@ def _rule(raw: Any, where: str) -> Rule:
             raise KBError(f"{where}: a pattern is a regex string or {{regex, condition}}")
         if condition is not None and condition not in CONDITIONS:
             raise KBError(f"{where}: unknown condition {condition!r}")
-        patterns.append(Pattern(_compile(source, where), required_literal(source), condition))
+        if _VALIDATE[0]:
+            _compile(source, where)
+        patterns.append(Pattern(source, required_literal(source), condition))
     keywords: List[Tuple[str, ...]] = []
     for group in _list(raw.get("keywords", []), where, "match.keywords"):
         words = _str_list(group, where, "match.keywords group")
         if not words:
             raise KBError(f"{where}: empty keyword group")
         keywords.append(tuple(words))
-    unless = tuple(_compile(s, where) for s in _str_list(raw.get("unless", []), where, "match.unless"))
+    unless = tuple(Pattern(s, None) for s in _str_list(raw.get("unless", []), where, "match.unless"))
+    if _VALIDATE[0]:
+        for veto in unless:
+            _compile(veto.source, where)
     modules = tuple(m.upper() for m in _str_list(raw.get("modules", []), where, "match.modules"))
     module_only = bool(raw.get("module_only", False))
     if module_only and not modules:
@@ -347,11 +412,10 @@ def load_code_tables(data_dir: Path = DATA_DIR, entry_codes: Optional[Mapping[st
     tables = CodeTables()
     entry_codes = entry_codes or {}
     docs = []
-    for path in yaml_files(data_dir / "codes"):
-        doc = read_yaml(path)
+    for name, doc in sorted(data_docs(data_dir)[0]["codes"].items()):
         if not isinstance(doc, dict) or "table" not in doc:
-            raise KBError(f"{path.name}: expected a mapping with 'table'")
-        docs.append((path, doc))
+            raise KBError(f"{name}: expected a mapping with 'table'")
+        docs.append((Path(name), doc))
         # families, classes and prefixes first: any table may use another file's
         for fam, meta in (doc.get("families") or {}).items():
             tables.families[fam] = {

@@ -145,7 +145,7 @@ def _score(
 ) -> Optional[Match]:
     rule = entry.rule
     for veto in rule.unless:
-        if veto.search(text):
+        if veto.regex.search(text):
             return None
     parts: List[MatchPart] = []
     captures: Dict[str, str] = {}

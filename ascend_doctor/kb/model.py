@@ -5,7 +5,9 @@ files; the matcher (``matcher.py``) produces ``Match`` objects.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Dict, List, Optional, Tuple
 
 # Ids of `ascend-doctor check` findings a KB entry may name in `checks:`. The list is
@@ -79,13 +81,26 @@ class Example:
         return {"text": self.text, "source": self.source}
 
 
+@lru_cache(maxsize=None)
+def _compiled(source: str) -> Any:
+    return re.compile(source)
+
+
 @dataclass(frozen=True)
 class Pattern:
-    """One compiled message pattern with the literal that must occur for it to match."""
+    """One message pattern with the literal that must occur for it to match.
 
-    regex: Any  # re.Pattern; typed loosely to keep 3.9-compatible hints simple
+    The regex is compiled the first time a line holding the trigger reaches it: a run that
+    reads one pasted line compiles the few patterns that line can match, not all of them.
+    """
+
+    source: str
     trigger: Optional[str]  # lower-cased literal; None = no usable literal (always tried)
     condition: Optional[str] = None  # name of a predicate in conditions.py
+
+    @property
+    def regex(self) -> Any:  # re.Pattern
+        return _compiled(self.source)
 
 
 @dataclass(frozen=True)
@@ -111,13 +126,13 @@ class Family:
 
     capture: str
     table: str
-    rows: Tuple[Tuple[Any, Dict[str, str]], ...]  # (compiled regex, fields)
+    rows: Tuple[Tuple[Any, Dict[str, str]], ...]  # (Pattern, fields)
     default: Dict[str, str] = field(default_factory=dict)
 
     def lookup(self, value: Optional[str]) -> Dict[str, str]:
         if value is not None:
-            for regex, fields in self.rows:
-                if regex.search(value):
+            for pattern, fields in self.rows:
+                if pattern.regex.search(value):
                     return fields
         return self.default
 
