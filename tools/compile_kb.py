@@ -27,9 +27,12 @@ from ascend_doctor.kb import loader  # noqa: E402
 def render(data_dir: Path) -> bytes:
     docs = loader.yaml_docs(data_dir)
     loader._DOCS[str(data_dir)] = (docs, True)  # check everything exactly as the YAML path does
-    loader.load_entries(data_dir)
+    entries = loader.load_entries(data_dir)
     loader.load_code_tables(data_dir)
-    body = json.dumps({"stamp": loader.data_stamp(data_dir), "docs": docs}, sort_keys=True, ensure_ascii=False,
+    triggers = {p.source: p.trigger for e in entries for p in e.rule.patterns}
+    body = json.dumps({"stamp": loader.data_stamp(data_dir), "sizes": loader.data_sizes(data_dir), "docs": docs,
+                       "triggers": triggers},
+                      sort_keys=True, ensure_ascii=False,
                       separators=(",", ":")).encode("utf-8")
     buf = io.BytesIO()
     with gzip.GzipFile(fileobj=buf, mode="wb", compresslevel=9, mtime=0) as gz:

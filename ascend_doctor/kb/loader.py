@@ -59,10 +59,12 @@ def yaml_files(directory: Path) -> List[Path]:
 # ------------------------------------------------------------------ the compiled form
 # The data files are YAML for people; the package also ships them compiled: one gzipped JSON
 # document (kb/data/compiled.json.gz, written by tools/compile_kb.py) holding every file's
-# parsed content and a stamp, the SHA-256 of the YAML files it was made from. At run time
-# the compiled form is used when its stamp matches the YAML beside it (hashing is cheap,
-# parsing YAML and compiling 400 regexes is not); otherwise the YAML is read and checked as
-# before. Nothing is written at run time. tests/kb/test_kb_compiled.py keeps the two equal.
+# parsed content, a stamp (the SHA-256 of the YAML files it was made from) and the name and
+# size of each file. At run time the compiled form is used when the YAML beside it has the
+# same names and sizes (a stat per file: reading and parsing YAML and compiling 400 regexes is
+# what the compiled form saves); otherwise the YAML is read and checked as before. Nothing is
+# written at run time. tests/kb/test_kb_compiled.py checks the stamp (the full content) and
+# that the compiled documents equal the YAML, so the repository never ships a stale one.
 COMPILED = "compiled.json.gz"
 SECTIONS = ("rules", "codes", "tables")
 _DOCS: Dict[str, Tuple[Dict[str, Dict[str, Any]], bool]] = {}
@@ -80,6 +82,11 @@ def data_stamp(data_dir: Path) -> str:
     return digest.hexdigest()
 
 
+def data_sizes(data_dir: Path) -> Dict[str, int]:
+    """{"section/file.yaml": size in bytes} of every data file (the cheap run-time check)."""
+    return {f"{section}/{p.name}": p.stat().st_size for section in SECTIONS for p in yaml_files(data_dir / section)}
+
+
 def yaml_docs(data_dir: Path) -> Dict[str, Dict[str, Any]]:
     """Every data file parsed from YAML: {section: {file name: document}}."""
     return {section: {p.name: read_yaml(p) for p in yaml_files(data_dir / section)} for section in SECTIONS}
@@ -95,10 +102,25 @@ def compiled_docs(data_dir: Path) -> Optional[Dict[str, Dict[str, Any]]]:
         blob = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
     except (OSError, ValueError, EOFError):
         return None
-    if not isinstance(blob, dict) or blob.get("stamp") != data_stamp(data_dir):
+    if not isinstance(blob, dict) or blob.get("sizes") != data_sizes(data_dir):
         return None
     docs = blob.get("docs")
-    return docs if isinstance(docs, dict) and all(isinstance(docs.get(s), dict) for s in SECTIONS) else None
+    if not (isinstance(docs, dict) and all(isinstance(docs.get(s), dict) for s in SECTIONS)):
+        return None
+    triggers = blob.get("triggers")
+    if isinstance(triggers, dict):
+        _TRIGGERS.update(triggers)
+    return docs
+
+
+_TRIGGERS: Dict[str, Optional[str]] = {}  # regex source -> its literal trigger, shipped in the compiled form
+
+
+def trigger_of(source: str) -> Optional[str]:
+    if source in _TRIGGERS:
+        return _TRIGGERS[source]
+    found = _TRIGGERS[source] = required_literal(source)
+    return found
 
 
 def data_docs(data_dir: Path) -> Tuple[Dict[str, Dict[str, Any]], bool]:
@@ -277,7 +299,7 @@ def _rule(raw: Any, where: str) -> Rule:
             raise KBError(f"{where}: unknown condition {condition!r}")
         if _VALIDATE[0]:
             _compile(source, where)
-        patterns.append(Pattern(source, required_literal(source), condition))
+        patterns.append(Pattern(source, trigger_of(source), condition))
     keywords: List[Tuple[str, ...]] = []
     for group in _list(raw.get("keywords", []), where, "match.keywords"):
         words = _str_list(group, where, "match.keywords group")
