@@ -79,8 +79,13 @@ class _Collector:
         self.hccl_context: List[Event] = []
         self.processes: Dict[Tuple[str, int], ProcessInfo] = {}
         self.pid_origins: Dict[int, List[str]] = {}
+        self.starts: Dict[Tuple[str, int], List[float]] = {}  # log-framework start times per process
 
     def add(self, ev: Event) -> None:
+        if ev.kind == "marker":  # a process (re)start: not an error, but it bounds which errors count
+            if ev.pid is not None and ev.epoch is not None and len(self.starts.setdefault((ev.origin, ev.pid), [])) < 64:
+                self.starts[(ev.origin, ev.pid)].append(ev.epoch)
+            return
         self.stats.events += 1
         if ev.pid is not None and ev.kind != "console":
             trees = self.pid_origins.setdefault(ev.pid, [])
@@ -151,12 +156,12 @@ def triage_walk(walk: Walk, knowledge: Optional[Knowledge] = None, start: Option
         finally:
             if src.display != "<stdin>":
                 stream.close()
-    events = list(col.events.values())
+    quiet_notes: List[str] = []
+    events = _drop_before_restart(list(col.events.values()), col, quiet_notes)
     if not events:
         events = _paste_fallback(walk, stats)
     _apply_process_info(events, col)
     groups = scope_events(events, col.pid_origins)
-    quiet_notes: List[str] = []
     incidents = build_incidents(groups, knowledge, quiet_notes)
     for inc in incidents:
         info = col.processes.get((inc.scope[0], inc.pid)) if inc.pid is not None else None
@@ -174,6 +179,25 @@ def triage_walk(walk: Walk, knowledge: Optional[Knowledge] = None, start: Option
     stats.skipped_count = walk.skipped_count
     stats.seconds = time.monotonic() - start
     return TriageReport(stats=stats, incidents=ordered, job=job)
+
+
+def _drop_before_restart(events: List[Event], col: "_Collector", notes: List[str]) -> List[Event]:
+    """A process whose run log shows its logging starting twice was resumed in place: its errors from
+    before the last start belong to the run that was abandoned, not to the failure being triaged."""
+    last_start = {key: max(times) for key, times in col.starts.items() if len(times) > 1}
+    if not last_start:
+        return events
+    kept: List[Event] = []
+    dropped: Dict[Tuple[str, int], int] = {}
+    for ev in events:
+        key = next(((o, ev.pid) for o in [ev.origin] + col.pid_origins.get(ev.pid or -1, []) if (o, ev.pid) in last_start), None)
+        if key is not None and ev.epoch is not None and ev.epoch < last_start[key]:
+            dropped[key] = dropped.get(key, 0) + ev.count
+            continue
+        kept.append(ev)
+    for (origin, pid), n in dropped.items():
+        notes.append(f"pid {pid} restarted in place; {n} error line(s) from before its last start were left out")
+    return kept
 
 
 PASTE_MAX_LINES = 200

@@ -33,10 +33,14 @@ from ..parsers.traceback import PyTraceback, TracebackParser
 from .reader import Counter, decode_line, iter_lines, scan_candidates
 from .sources import Source
 
+# the log framework's first line in every process start: a second one in the same process's run log
+# means the job was resumed in place, and errors from before it belong to the earlier life
+RESTART_MARK = "attr init success"
 # plog lines worth a look besides [ERROR]: HCCL's run-log verdicts and rank maps (run logs only:
 # HCCL writes them there at its fixed INFO level, so debug logs are searched for errors alone)
 ERROR_NEEDLES = (b"[ERROR]",)
-PLOG_NEEDLES = ERROR_NEEDLES + (b"crimer rank", b"LocalRank Key Info", b"Entry-HcclCommInitRootInfo", b"_TIMEOUT set by")
+PLOG_NEEDLES = ERROR_NEEDLES + (b"crimer rank", b"LocalRank Key Info", b"Entry-HcclCommInitRootInfo", b"_TIMEOUT set by",
+                                 RESTART_MARK.encode())
 # stderr warnings worth a look in console captures scanned as plog (never in plog files themselves)
 CONSOLE_NEEDLES = (b"CAUTION: The operator",)
 _MERGE_GAP = 3  # console records this many lines apart or closer belong together
@@ -125,6 +129,10 @@ def extract(source: Source, stream: BinaryIO, counter: Counter, plog_mode: bool,
 
 # ------------------------------------------------------------------ plog files
 def plog_event(source: Source, lineno: int, text: str, rec: PlogLine) -> Optional[Event]:
+    if rec.level != "ERROR" and RESTART_MARK in rec.body:
+        pid = source.pid if source.kind_hint == "device" and source.pid is not None else rec.pid
+        return Event(kind="marker", text=rec.body.strip(), file=source.display, line=lineno, origin=source.origin,
+                     ts=rec.ts, pid=pid, level=rec.level, end_line=lineno)
     hrec = parse_hccl_line(rec.body) if rec.module in ("HCCL", "HCCP") or "rank" in rec.body else None
     if rec.level != "ERROR" and hrec is None:
         return None
