@@ -33,8 +33,9 @@ from ..parsers.traceback import PyTraceback, TracebackParser
 from .reader import Counter, decode_line, iter_lines, scan_candidates
 from .sources import Source
 
-# the log framework's first line in every process start: a second one in the same process's run log
-# means the job was resumed in place, and errors from before it belong to the earlier life
+# the plog keyword that marks the log framework's initialisation in a process
+# (https://github.com/hicann/oam-tools/blob/master/docs/zh/asys/FAQ.md): a second one in the same
+# process's run log means the job was resumed in place, and errors from before it belong to the earlier life
 RESTART_MARK = "attr init success"
 # plog lines worth a look besides [ERROR]: HCCL's run-log verdicts and rank maps (run logs only:
 # HCCL writes them there at its fixed INFO level, so debug logs are searched for errors alone)
