@@ -12,10 +12,12 @@ format), 3 the knowledge base itself could not be loaded.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any, Dict, List, Optional, TextIO
 
 FORMATS = ("text", "json", "md")
+_ENTRY_ID = re.compile(r"^[a-z0-9_]+(?:\.[a-z0-9_]+)+$")
 MAX_MATCHES = 5
 MAX_QUERY = 1 << 20  # a pasted block longer than 1 MiB is cut; explain is for excerpts
 
@@ -88,7 +90,10 @@ def explain(base: Any, query: str) -> Dict[str, Any]:
         "matches": [],
         "not_found": None,
     }
-    if result["kind"] == "code":
+    if _ENTRY_ID.match(query) and base.has_entry(query):  # a pointer the other verbs print: "explain env.x"
+        result["kind"] = "entry"
+        result["matches"].append(_entry_json(base, base.entry(query), None))
+    elif result["kind"] == "code":
         _explain_code(base, query, result)
     else:
         _explain_text(base, query, result)

@@ -166,7 +166,7 @@ def render_text(report: TriageReport, verbose: int = 0) -> str:
         for cmd in v.fix_commands:
             out.append(f"     $ {cmd}")
         hint = explain_hint(inc)
-        refs = ([f"kb {v.kb_id}"] if v.kb_id else []) + ([hint] if hint else [])
+        refs = ([f"ascend-doctor explain {v.kb_id}"] if v.kb_id else []) + ([hint] if hint else [])
         if refs:
             out.append("   more: " + " · ".join(refs))
     _skipped_text(report, out)
