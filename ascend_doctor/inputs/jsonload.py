@@ -56,7 +56,7 @@ def load_json(data: Union[str, bytes], what: str = "JSON", max_depth: Optional[i
     except RecursionError:  # pragma: no cover - the depth check comes first
         raise InputError(f"{what}: nested too deeply") from None
     except ValueError as exc:
-        raise InputError(f"{what}: not valid JSON ({str(exc).splitlines()[0]})") from None
+        raise InputError(f"{what}: not JSON ({str(exc).splitlines()[0]})") from None
 
 
 __all__ = ["load_json", "json_depth"]
