@@ -29,7 +29,8 @@ from .errors import InputError
 from .limits import LIMITS, Limits
 
 CHUNK = 1 << 16
-_RATIO_AFTER = 8 << 20  # the ratio test starts once this much has come out
+_IN_CHUNK = 1 << 14  # compressed bytes read at a time: small, so the ratio is measured closely
+_RATIO_AFTER = 1 << 20  # the ratio test starts once this much has come out
 
 
 class ArchiveLimit(InputError):
@@ -87,8 +88,10 @@ class DecompressedStream(io.RawIOBase):
     per ``read(n)``, charged to a Budget. ``truncated`` is set when the data ends before the
     end marker or is corrupt; ``stopped`` when the budget ended the read."""
 
-    def __init__(self, raw: BinaryIO, kind: str, budget: Optional[Budget] = None) -> None:
+    def __init__(self, raw: BinaryIO, kind: str, budget: Optional[Budget] = None,
+                 on_stop: Optional[Callable[[str], None]] = None) -> None:
         self._raw = raw
+        self._on_stop = on_stop  # told once why reading stopped (a limit, or a truncated stream)
         self.kind = kind
         self.budget = budget or Budget()
         self._d = _decompressor(kind)
@@ -110,7 +113,7 @@ class DecompressedStream(io.RawIOBase):
     def _step(self, room: int) -> bytes:
         d = self._d
         if not self._more_input():
-            data = self._raw.read(CHUNK)
+            data = self._raw.read(_IN_CHUNK)
             if not data:
                 self._eof = True
                 if not d.eof:
@@ -162,6 +165,8 @@ class DecompressedStream(io.RawIOBase):
         except ArchiveLimit as exc:
             self.stopped = str(exc)
             self._eof = True
+            if self._on_stop is not None:
+                self._on_stop(self.stopped)
         except (zlib.error, OSError, EOFError, lzma.LZMAError):
             self.truncated = True
             self._eof = True

@@ -20,7 +20,7 @@ class Limits:
     # archives given to triage and oom --file
     member_bytes: int = 1 << 30  # decompressed bytes read of one member; the rest is cut
     archive_bytes: int = 4 << 30  # decompressed bytes of one archive; then it is cut
-    archive_ratio: int = 2000  # decompressed/compressed bytes beyond which a stream is a bomb
+    archive_ratio: int = 500  # decompressed/compressed bytes beyond which a stream is a bomb (logs: 5-50)
     archive_seconds: float = 60.0  # wall time for one archive
     archive_members: int = 100_000
     # snapshots (pickle): bytes, memo entries, objects built

@@ -35,9 +35,12 @@ _TOKEN = re.compile(
 # expression and read by another, both at C speed
 _KEY = r"'[^'\\\n]*'"
 _INT = r"[-+]?\d+"
-_FLAT_OD = re.compile(r"\s*(?:collections\.)?OrderedDict\(\[\s*(?:\(\s*%s\s*,\s*%s\s*\)\s*,\s*)*"
-                      r"(?:\(\s*%s\s*,\s*%s\s*\)\s*)?\]\)\s*" % (_KEY, _INT, _KEY, _INT))
-_FLAT_D = re.compile(r"\s*\{\s*(?:%s\s*:\s*%s\s*,\s*)*(?:%s\s*:\s*%s\s*)?\}\s*" % (_KEY, _INT, _KEY, _INT))
+# (a repeated group in one fullmatch would keep a backtracking record per item: the items are
+# removed by one substitution instead, and what is left must be the bare brackets)
+_ITEM_OD = re.compile(r"\(\s*%s\s*,\s*%s\s*\)\s*(?:,\s*)?" % (_KEY, _INT))
+_ITEM_D = re.compile(r"%s\s*:\s*%s\s*(?:,\s*)?" % (_KEY, _INT))
+_BARE_OD = re.compile(r"\s*(?:collections\.)?OrderedDict\(\[\s*\]\)\s*")
+_BARE_D = re.compile(r"\s*\{\s*\}\s*")
 _PAIR = re.compile(r"'([^'\\\n]*)'\s*[:,]\s*(%s)" % _INT)
 _WORDS = {"True": True, "False": False, "None": None}
 _CLOSE_OF = {"[": "]", "{": "}", "(": ")", "O": ")"}
@@ -91,10 +94,12 @@ def _build(frame: _Frame, what: str) -> Any:
 def parse_printed(text: str, what: str = "printed data", max_depth: Optional[int] = None) -> Any:
     """The value a ``print()`` of plain data shows. Raises InputError (one line)."""
     limit = LIMITS.json_depth if max_depth is None else max_depth
-    flat = _FLAT_OD.fullmatch(text) or _FLAT_D.fullmatch(text)
-    if flat is not None:
-        pairs = ((k, to_int(v, what=f"{what}: integer", signed=True)) for k, v in _PAIR.findall(text))
-        return OrderedDict(pairs) if flat.re is _FLAT_OD else dict(pairs)
+    head = text.lstrip()[:1]
+    if head in ("O", "c", "{"):
+        item, bare = (_ITEM_D, _BARE_D) if head == "{" else (_ITEM_OD, _BARE_OD)
+        if bare.fullmatch(item.sub("", text)):
+            pairs = ((m.group(1), to_int(m.group(2), what=f"{what}: integer", signed=True)) for m in _PAIR.finditer(text))
+            return dict(pairs) if head == "{" else OrderedDict(pairs)
     stack: List[_Frame] = []
     result: Any = None
     have_result = False

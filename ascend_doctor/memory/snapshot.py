@@ -71,11 +71,12 @@ class SegmentView:
     free: int = 0
     requested: Optional[int] = None
     live_blocks: int = 0
-    free_blocks: List[int] = field(default_factory=list)
+    free_blocks: List[int] = field(default_factory=list)  # may be shared with other segments: never mutated
+    largest: Optional[int] = None  # max(free_blocks), computed once per shared list
 
     @property
     def largest_free(self) -> int:
-        return max(self.free_blocks, default=0)
+        return self.largest if self.largest is not None else max(self.free_blocks, default=0)
 
     @property
     def whole_free(self) -> bool:
@@ -142,8 +143,8 @@ class SnapshotFacts:
         return sum(p for p in parts if p is not None)
 
     def largest_free(self, pool: str = "large", stream: Optional[int] = None) -> int:
-        return max((b for s in self.segments if s.pool == pool and (stream is None or s.stream in (None, stream))
-                    for b in s.free_blocks), default=0)
+        return max((s.largest_free for s in self.segments if s.pool == pool and (stream is None or s.stream in (None, stream))),
+                   default=0)
 
     def free_in(self, pool: str = "large") -> int:
         return sum(s.free for s in self.segments if s.pool == pool)
@@ -187,7 +188,7 @@ def _frame_text(frames: Any) -> Optional[str]:
     return f"{picked.get('filename', '?')}:{picked.get('line', '?')} in {picked.get('name', '?')}"
 
 
-def _blocks(blocks: List[Any], index: int) -> Tuple[int, int, int, int, List[int], int, bool]:
+def _blocks(blocks: List[Any], index: int) -> Tuple[int, int, int, int, List[int], int, bool, int]:
     """(allocated, pending, free, live blocks, free block sizes, requested, has_requested) of one
     block list; computed once per list object however many segments share it."""
     allocated = pending = free = live = requested = 0
@@ -213,7 +214,7 @@ def _blocks(blocks: List[Any], index: int) -> Tuple[int, int, int, int, List[int
         else:
             free += size
             free_blocks.append(size)
-    return allocated, pending, free, live, free_blocks, requested, has_requested
+    return allocated, pending, free, live, free_blocks, requested, has_requested, max(free_blocks, default=0)
 
 
 def _segment(raw: Any, index: int, seen: Optional[Seen] = None) -> Tuple[Optional[int], SegmentView]:
@@ -233,10 +234,10 @@ def _segment(raw: Any, index: int, seen: Optional[Seen] = None) -> Tuple[Optiona
         expandable=bool(raw.get("is_expandable", False)),
     )
     seen = seen or Seen()
-    allocated, pending, free, live, free_blocks, requested, has_requested = seen.once(
+    allocated, pending, free, live, free_blocks, requested, has_requested, largest = seen.once(
         blocks, lambda bl: _blocks(bl, index))
     seg.allocated, seg.pending, seg.free, seg.live_blocks = allocated, pending, free, live
-    seg.free_blocks = list(free_blocks)
+    seg.free_blocks, seg.largest = free_blocks, largest  # shared, not copied
     seg.requested = requested if has_requested and seg.allocated else (0 if has_requested else None)
     return (device if isinstance(device, int) else None), seg
 

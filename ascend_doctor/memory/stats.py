@@ -156,7 +156,8 @@ def stats_from_mapping(data: Any, origin: str = "memory_stats") -> StatsFacts:
     for key, value in flat.items():
         key = str(key)
         if not _known(key):
-            unknown.append(key)
+            if len(unknown) < 50:  # a sample is enough to say what the file is
+                unknown.append(key[:80])
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise MemoryInputError(f"memory statistic {key} is {str(value)[:40]!r}, expected a number")

@@ -212,7 +212,7 @@ def _add_file(path: str, st: os.stat_result, walk: Walk, seen_files: set, resolv
         walk.sources.append(Source(path, _plain(path), origin=path, kind_hint="tar"))
         return
     ext = next((e for e in _COMPRESSED if lower.endswith(e)), None)
-    opener = _compressed(path, _COMPRESSED[ext]) if ext else _plain(path)
+    opener = _compressed(path, _COMPRESSED[ext], walk) if ext else _plain(path)
     if ext:
         name = name[: -len(ext)]
         parts = parts[:-1] + (name,)
@@ -275,8 +275,11 @@ def _pipe(path: str) -> Callable[[], BinaryIO]:
     return lambda: open_for_reading(path, allow_pipe=True)
 
 
-def _compressed(path: str, kind: str) -> Callable[[], BinaryIO]:
-    return lambda: DecompressedStream(open_for_reading(path), kind, Budget())  # type: ignore[return-value]
+def _compressed(path: str, kind: str, walk: Walk) -> Callable[[], BinaryIO]:
+    def on_stop(reason: str) -> None:
+        walk.skip(path, f"read stopped: it {reason}")
+
+    return lambda: DecompressedStream(open_for_reading(path), kind, Budget(), on_stop)  # type: ignore[return-value]
 
 
 def _once(stream: BinaryIO) -> Callable[[], BinaryIO]:
