@@ -29,9 +29,10 @@ _marks: Dict[int, str] = {}  # pid -> its mark
 _seq = [0]
 
 
-def spawn(argv: Sequence[str], env: Mapping[str, str], cwd: Optional[str] = None) -> "subprocess.Popen[bytes]":
-    """Start ``argv`` (no shell, stdin closed, stdout/stderr piped) in a session of its own,
-    marked and registered. Raises OSError when it cannot start."""
+def spawn(argv: Sequence[str], env: Mapping[str, str], cwd: Optional[str] = None,
+          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE) -> "subprocess.Popen[bytes]":
+    """Start ``argv`` (no shell; by default stdin closed, stdout/stderr piped) in a session of
+    its own, marked and registered. Raises OSError when it cannot start."""
     child_env = dict(env)
     with _lock:
         _seq[0] += 1
@@ -39,9 +40,9 @@ def spawn(argv: Sequence[str], env: Mapping[str, str], cwd: Optional[str] = None
     child_env[ENV_MARK] = mark
     proc = subprocess.Popen(
         list(argv),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
         env=child_env,
         cwd=cwd,
         start_new_session=True,

@@ -27,7 +27,6 @@ from __future__ import annotations
 import errno
 import os
 import platform
-import signal
 import stat as stat_mod
 import subprocess
 import threading

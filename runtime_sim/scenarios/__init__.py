@@ -105,6 +105,8 @@ def parse(text: str, label: str = "<scenario>") -> Scenario:
         raw: Any = yaml.safe_load(text)
     except RecursionError:
         raise ScenarioError(f"{label}: nested too deeply to be a scenario") from None
+    except (ValueError, OverflowError) as exc:  # yaml's int() of a 5,000-digit number, say
+        raise ScenarioError(f"{label}: a value YAML cannot read ({str(exc).splitlines()[0][:80]})") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "YAML"
