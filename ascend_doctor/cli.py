@@ -15,6 +15,7 @@ import typer
 
 from . import __version__
 from .errors import UsageError
+from .inputs import InputError
 
 app = typer.Typer(
     name="ascend-doctor",
@@ -30,6 +31,8 @@ JSON_OPT = typer.Option(False, "--json", help="JSON on stdout (schema 1), nothin
 FORMAT_OPT = typer.Option("text", "--format", help="text | json | md")
 ROOT_OPT = typer.Option(None, "--root", help="Read the machine as if DIR were /.", metavar="DIR")
 ENV_FILE_OPT = typer.Option(None, "--env-file", help="The environment to judge: KEY=VALUE lines.", metavar="FILE")
+TRUST_ROOT_OPT = typer.Option(False, "--trust-root", help="Let the --root tree's own programs (npu-smi, python3) run on this machine. Without it they never run: versions come from files.")
+NPU_SMI_FILE_OPT = typer.Option(None, "--npu-smi", help="A saved `npu-smi info` output to read instead of running npu-smi.", metavar="FILE")
 
 
 def _call(fn: Callable[..., int], *args, **kwargs) -> None:
@@ -39,6 +42,9 @@ def _call(fn: Callable[..., int], *args, **kwargs) -> None:
     except UsageError as exc:
         typer.echo(f"ascend-doctor: error: {exc}", err=True)
         raise typer.Exit(2)
+    except InputError as exc:  # input past a limit of ascend_doctor.inputs, not caught closer
+        typer.echo(f"ascend-doctor: error: {exc}", err=True)
+        raise typer.Exit(2)
     except KeyboardInterrupt:
         typer.echo("ascend-doctor: interrupted", err=True)
         raise typer.Exit(130)
@@ -46,10 +52,19 @@ def _call(fn: Callable[..., int], *args, **kwargs) -> None:
         raise
     except Exception as exc:  # the last line of defence: never a traceback by default
         if os.environ.get("ASCEND_DOCTOR_DEBUG"):
-            raise
+            import traceback
+
+            traceback.print_exc(file=sys.stderr)
         first = str(exc).splitlines()[0] if str(exc) else ""
-        typer.echo(f"ascend-doctor: internal error: {type(exc).__name__}: {first} (ASCEND_DOCTOR_DEBUG=1 shows the traceback)", err=True)
+        hint = "" if os.environ.get("ASCEND_DOCTOR_DEBUG") else " (ASCEND_DOCTOR_DEBUG=1 shows the traceback)"
+        typer.echo(f"ascend-doctor: internal error: {type(exc).__name__}: {first}{hint}", err=True)
         raise typer.Exit(3)
+    finally:
+        # nothing the doctor started outlives it: a prefetched npu-smi nobody waited for,
+        # a child interrupted by Ctrl-C, a grandchild that left its process group
+        from .children import kill_all
+
+        kill_all()
     raise typer.Exit(code)
 
 
@@ -77,6 +92,8 @@ def check(
     sim: Optional[str] = typer.Option(None, "--sim", help="Check a bundled simulated host (python -m runtime_sim list).", metavar="SCENARIO"),
     only: Optional[List[str]] = typer.Option(None, "--only", help="Run only these check ids or groups (repeatable).", metavar="ID"),
     timeout: float = typer.Option(8.0, "--timeout", help="Seconds npu-smi may take before it is killed and reported.", metavar="SECONDS"),
+    trust_root: bool = TRUST_ROOT_OPT,
+    npu_smi: Optional[str] = NPU_SMI_FILE_OPT,
     verbose: int = typer.Option(0, "-v", "--verbose", count=True, help="Show evidence, timings and skipped checks."),
     json_out: bool = JSON_OPT,
     fmt: str = FORMAT_OPT,
@@ -98,6 +115,8 @@ def check(
         verbose=verbose,
         only=only,
         timeout=timeout,
+        trust_root=trust_root,
+        npu_smi=npu_smi,
     )
 
 
@@ -187,6 +206,8 @@ def compat(
     root: Optional[Path] = ROOT_OPT,
     env_file: Optional[Path] = ENV_FILE_OPT,
     sim: Optional[str] = typer.Option(None, "--sim", help="Read a bundled simulated host (python -m runtime_sim list).", metavar="SCENARIO"),
+    trust_root: bool = TRUST_ROOT_OPT,
+    npu_smi: Optional[str] = NPU_SMI_FILE_OPT,
     json_out: bool = JSON_OPT,
     fmt: str = FORMAT_OPT,
 ) -> None:
@@ -195,7 +216,7 @@ def compat(
 
     _call(run_compat, cann=cann, driver=driver, firmware=firmware, torch=torch, torch_npu=torch_npu, python=python,
           chip=chip, suggest=suggest, upgrade=upgrade, prerelease=prerelease, root=root, env_file=env_file, sim=sim,
-          fmt=fmt, json_flag=json_out)
+          trust_root=trust_root, npu_smi=npu_smi, fmt=fmt, json_flag=json_out)
 
 
 def main() -> None:

@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -98,17 +97,18 @@ def run_record(
     # The child interpreter may not have ascend-doctor installed: let it find this copy.
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_package_root(), env.get("PYTHONPATH", "")) if p)
     # With --json, stdout carries only our summary: the program's own output goes to stderr.
-    proc = subprocess.Popen(cmd, env=env, stdin=None, stdout=sys.stderr.fileno() if json_flag else None,
-                            start_new_session=True)
+    from .. import children
+
+    # its own session, marked: on every way out (done, timeout, Ctrl-C, an error) the program
+    # and whatever it left running (DataLoader workers, a daemonised helper) are killed
+    proc = children.spawn(cmd, env=env, stdin=None, stdout=sys.stderr.fileno() if json_flag else None, stderr=None)
     try:
         rc = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        _kill(proc)
         sys.stderr.write(f"ascend-doctor: opcheck record: the program ran longer than {timeout:.0f} s and was stopped\n")
         return 1
-    except KeyboardInterrupt:
-        _kill(proc)
-        raise
+    finally:
+        children.finish(proc)
     if rc == 3:
         raise UsageError(f"opcheck record: torch is not installed for {interp} (pip install 'ascend-doctor[torch]')")
     if rc == 2:
@@ -131,17 +131,6 @@ def run_record(
                                      "recorded": rec}, indent=2) + "\n")
     sys.stderr.write(f"ascend-doctor: opcheck {summary}\n")
     return 0 if rc == 0 else 1
-
-
-def _kill(proc: "subprocess.Popen[bytes]") -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:  # pragma: no cover
-        pass
 
 
 def host_torch_npu(python: Optional[str] = None, root: Optional[Path] = None,
