@@ -147,6 +147,26 @@ def oom(
           device=device, pid=pid, torch_npu=torch_npu, alloc_conf=alloc_conf, fmt=fmt, json_flag=json_out)
 
 
+@app.command()
+def diagnose(
+    symptom: Optional[str] = typer.Argument(None, help="init | oom | unsupported_op | slow | jitter | multi_card (default: picked from the logs, profile or host).", metavar="[SYMPTOM]"),
+    root: Optional[Path] = ROOT_OPT,
+    env_file: Optional[Path] = ENV_FILE_OPT,
+    sim: Optional[str] = typer.Option(None, "--sim", help="Diagnose a bundled simulated host and its workload's logs (python -m runtime_sim list).", metavar="SCENARIO"),
+    logs: Optional[List[str]] = typer.Option(None, "--logs", help="Log file or directory (plog tree, console output); repeatable.", metavar="PATH"),
+    profile: Optional[List[str]] = typer.Option(None, "--profile", help="Profiling output (msprof PROF_* or torch_npu *_ascend_pt); repeatable.", metavar="DIR"),
+    baseline: Optional[List[str]] = typer.Option(None, "--baseline", help="A baseline profile to compare --profile with (before an upgrade).", metavar="DIR"),
+    timeout: float = typer.Option(8.0, "--timeout", help="Seconds npu-smi may take before it is killed and reported.", metavar="SECONDS"),
+    json_out: bool = JSON_OPT,
+    fmt: str = FORMAT_OPT,
+) -> None:
+    """Run the troubleshooting flow of a symptom; print each step, the cause and what is left."""
+    from .commands.diagnose import run_diagnose
+
+    _call(run_diagnose, symptom, root=root, env_file=env_file, sim=sim, logs=logs, profile=profile, baseline=baseline,
+          timeout=timeout, fmt=fmt, json_flag=json_out)
+
+
 @app.command(context_settings={"allow_interspersed_args": True})
 def opcheck(
     target: str = typer.Argument(..., help="An op manifest to check, `record` to make one, or `versions`.", metavar="MANIFEST|record|versions"),
