@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from .allocator_fingerprint import CASES, random_case, trace_case
+try:
+    from allocator_fingerprint import CASES, random_case, trace_case
+except ImportError:  # run as a package module
+    from tests.runtime_sim.allocator_fingerprint import CASES, random_case, trace_case
 
 RECORDED = json.loads((Path(__file__).with_name("data") / "allocator_fingerprints.json").read_text())
 
