@@ -16,7 +16,7 @@ from typing import Dict, List
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from runtime_sim.allocator import CachingAllocator, NPUOutOfMemoryError, load_trace  # noqa: E402
+from runtime_sim.allocator import CachingAllocator, NPUOutOfMemoryError, load_trace, replay  # noqa: E402
 from runtime_sim.allocator.traces import Lcg  # noqa: E402
 
 GiB, MiB = 1 << 30, 1 << 20
@@ -66,6 +66,16 @@ def trace_case(name: str, conf: str, profile: str) -> str:
     return _finish(alloc, parts)
 
 
+def replay_case(name: str, conf: str, profile: str, stop_on_oom: bool = False) -> str:
+    """Through ``replay`` (the path ``oom simulate`` takes): its result, stats and segments."""
+    t = load_trace(name)
+    alloc = t.allocator(conf, profile=profile)
+    if "garbage_collection" in conf:
+        alloc.set_per_process_memory_fraction(0.97)
+    result = replay(t, alloc, stop_on_oom=stop_on_oom)
+    return _finish(alloc, [json.dumps(result.to_dict(), sort_keys=True)])
+
+
 def random_case(conf: str, profile: str, seed: int = 7, n: int = 6000) -> str:
     rng = Lcg(seed)
     alloc = CachingAllocator(24 * GiB, conf, profile=profile, non_torch_bytes=GiB, record_history=True)
@@ -106,6 +116,12 @@ def fingerprints() -> Dict[str, str]:
                 out[f"{name}|{conf}|{profile}"] = trace_case(name, conf, profile)
             except ValueError as exc:  # a setting the profile refuses
                 out[f"{name}|{conf}|{profile}"] = "refused: " + str(exc).splitlines()[0]
+        for name in ("training_varlen", "llm_serving_kv_concat", "video_diffusion"):
+            for stop in (False, True):
+                try:
+                    out[f"replay{int(stop)}|{name}|{conf}|{profile}"] = replay_case(name, conf, profile, stop)
+                except ValueError as exc:
+                    out[f"replay{int(stop)}|{name}|{conf}|{profile}"] = "refused: " + str(exc).splitlines()[0]
         try:
             out[f"random|{conf}|{profile}"] = random_case(conf, profile)
         except ValueError as exc:
