@@ -31,7 +31,7 @@ from .constants import (EXTRA_LARGE_BUFFER, MIN_BLOCK_SIZE, MIN_LARGE_ALLOC, ONE
 from .errors import NPUOutOfMemoryError
 from .formatting import format_size
 from .profiles import Profile, get_profile, message
-from .stats import ARRAY_BASE, OVERSIZE_ALLOCATIONS, OVERSIZE_SEGMENTS, DeviceStats, add, add_one, flatten, on_alloc, on_release
+from .stats import ARRAY_BASE, OVERSIZE_ALLOCATIONS, OVERSIZE_SEGMENTS, DeviceStats, add, add_one, flatten, on_alloc, on_free, on_release
 
 # base indices of the statistics arrays in DeviceStats.v (the hot path updates the list directly)
 _ALLOCATION = ARRAY_BASE["allocation"]
@@ -260,8 +260,7 @@ class CachingAllocator:
         block.allocated = False
         small = block.pool.is_small
         v = self._v
-        add(v, _ALLOCATION, small, -1)
-        add(v, _ALLOCATED_BYTES, small, -block.size)
+        on_free(v, small, block.size)
         if self._history:
             self._record("free_requested", block.address, block.requested_size, block.stream)
         if self._mss is not None and block.size >= self._mss:

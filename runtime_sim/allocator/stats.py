@@ -65,45 +65,100 @@ def add(v: List[int], base: int, small: bool, amount: int) -> None:
         v[i + 3] -= amount
 
 
-def _up(v: List[int], i: int, amount: int) -> None:  # pragma: no cover - documentation of the pattern below
-    """One counter up by ``amount`` > 0 (the straight-line code ``on_alloc`` repeats)."""
-    c = v[i] + amount
-    v[i] = c
-    v[i + 2] += amount
-    if c > v[i + 1]:
-        v[i + 1] = c
-
-
 def on_alloc(v: List[int], small: bool, size: int, requested: int) -> None:
     """A block handed out: allocation +1, allocated_bytes +size, active +1, active_bytes
-    +size, requested_bytes +requested, in the aggregate and the pool (one call instead of five
-    ``add`` calls; same result)."""
+    +size, requested_bytes +requested, in the aggregate and the pool: the five ``add`` calls
+    of the allocator written out in one function (same result; this runs once per malloc)."""
     p = 4 if small else 8
-    for i, amount in ((_A, 1), (_AB, size), (_ACT, 1), (_ACTB, size), (_RB, requested)):
-        if amount > 0:
-            c = v[i] + amount
-            v[i] = c
-            v[i + 2] += amount
-            if c > v[i + 1]:
-                v[i + 1] = c
-            j = i + p
-            c = v[j] + amount
-            v[j] = c
-            v[j + 2] += amount
-            if c > v[j + 1]:
-                v[j + 1] = c
+    c = v[_A] + 1
+    v[_A] = c
+    v[_A + 2] += 1
+    if c > v[_A + 1]:
+        v[_A + 1] = c
+    j = _A + p
+    c = v[j] + 1
+    v[j] = c
+    v[j + 2] += 1
+    if c > v[j + 1]:
+        v[j + 1] = c
+    c = v[_AB] + size
+    v[_AB] = c
+    v[_AB + 2] += size
+    if c > v[_AB + 1]:
+        v[_AB + 1] = c
+    j = _AB + p
+    c = v[j] + size
+    v[j] = c
+    v[j + 2] += size
+    if c > v[j + 1]:
+        v[j + 1] = c
+    c = v[_ACT] + 1
+    v[_ACT] = c
+    v[_ACT + 2] += 1
+    if c > v[_ACT + 1]:
+        v[_ACT + 1] = c
+    j = _ACT + p
+    c = v[j] + 1
+    v[j] = c
+    v[j + 2] += 1
+    if c > v[j + 1]:
+        v[j + 1] = c
+    c = v[_ACTB] + size
+    v[_ACTB] = c
+    v[_ACTB + 2] += size
+    if c > v[_ACTB + 1]:
+        v[_ACTB + 1] = c
+    j = _ACTB + p
+    c = v[j] + size
+    v[j] = c
+    v[j + 2] += size
+    if c > v[j + 1]:
+        v[j + 1] = c
+    if requested > 0:
+        c = v[_RB] + requested
+        v[_RB] = c
+        v[_RB + 2] += requested
+        if c > v[_RB + 1]:
+            v[_RB + 1] = c
+        j = _RB + p
+        c = v[j] + requested
+        v[j] = c
+        v[j + 2] += requested
+        if c > v[j + 1]:
+            v[j + 1] = c
 
 
 def on_release(v: List[int], small: bool, size: int, requested: int) -> None:
     """A block back in the pool: active -1, active_bytes -size, requested_bytes -requested."""
     p = 4 if small else 8
-    for i, amount in ((_ACT, 1), (_ACTB, size), (_RB, requested)):
-        if amount > 0:
-            v[i] -= amount
-            v[i + 3] += amount
-            j = i + p
-            v[j] -= amount
-            v[j + 3] += amount
+    v[_ACT] -= 1
+    v[_ACT + 3] += 1
+    v[_ACT + p] -= 1
+    v[_ACT + p + 3] += 1
+    if size > 0:
+        v[_ACTB] -= size
+        v[_ACTB + 3] += size
+        v[_ACTB + p] -= size
+        v[_ACTB + p + 3] += size
+    if requested > 0:
+        v[_RB] -= requested
+        v[_RB + 3] += requested
+        v[_RB + p] -= requested
+        v[_RB + p + 3] += requested
+
+
+def on_free(v: List[int], small: bool, size: int) -> None:
+    """A block returned by its user: allocation -1, allocated_bytes -size."""
+    p = 4 if small else 8
+    v[_A] -= 1
+    v[_A + 3] += 1
+    v[_A + p] -= 1
+    v[_A + p + 3] += 1
+    if size > 0:
+        v[_AB] -= size
+        v[_AB + 3] += size
+        v[_AB + p] -= size
+        v[_AB + p + 3] += size
 
 
 def add_one(v: List[int], i: int, amount: int) -> None:
@@ -223,4 +278,4 @@ def flatten(nested: Dict[str, object]) -> "OrderedDict[str, int]":
     return OrderedDict(result)
 
 
-__all__ = ["ARRAY_BASE", "ARRAY_STATS", "DeviceStats", "POOL_TYPES", "Stat", "UNLIMITED", "add", "add_one", "flatten", "on_alloc", "on_release"]
+__all__ = ["ARRAY_BASE", "ARRAY_STATS", "DeviceStats", "POOL_TYPES", "Stat", "UNLIMITED", "add", "add_one", "flatten", "on_alloc", "on_free", "on_release"]

@@ -18,7 +18,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Optional, Tuple, Union
 
-from .caching import CachingAllocator
+from bisect import bisect_left, insort
+
+from .blocks import Block
+from .caching import (_INACTIVE_SPLIT, _INACTIVE_SPLIT_BYTES, CachingAllocator, TickClock,
+                      _Request)
+from .constants import MIN_BLOCK_SIZE, MIN_LARGE_ALLOC, ONE_EXA_BYTES, ROUND_LARGE, SMALL_BUFFER, SMALL_SIZE
+from .stats import add, on_alloc, on_free, on_release
 from .config import AllocatorConfig
 from .constants import GiB
 from .errors import NPUOutOfMemoryError
@@ -280,22 +286,40 @@ def replay(trace: Trace, allocator: CachingAllocator, stop_on_oom: bool = True) 
     the error, the failing event and the allocator's numbers at that moment;
     otherwise the failing allocation is skipped (its later free is ignored).
     """
+    result = ReplayResult(trace=trace.name, completed=True, events_total=len(trace), events_run=0)
+    if _fast_eligible(trace, allocator):
+        run = _replay_fast(trace, allocator, stop_on_oom, result)
+    else:
+        run = _replay_general(trace, allocator, stop_on_oom, result)
+    result.events_run = run
+    if result.error is None:
+        _capture(result, allocator)
+    result.peak_reserved = allocator.max_memory_reserved()
+    result.peak_allocated = allocator.max_memory_allocated()
+    return result
+
+
+def _oom(result: ReplayResult, allocator: CachingAllocator, exc: NPUOutOfMemoryError, index: int, label: str) -> None:
+    if result.error is None:
+        result.completed = False
+        result.failed_event = index
+        result.failed_label = label
+        result.error = exc
+        _capture(result, allocator)
+
+
+def _replay_general(trace: Trace, allocator: CachingAllocator, stop_on_oom: bool, result: ReplayResult) -> int:
+    """Every event through the allocator's public methods."""
     live: Dict[str, object] = {}
     run = 0
     index = 0
-    result = ReplayResult(trace=trace.name, completed=True, events_total=len(trace), events_run=0)
     for op, key, nbytes, label in trace.events:
         index += 1
         if op == "alloc":
             try:
                 live[key] = allocator.malloc(nbytes)
             except NPUOutOfMemoryError as exc:
-                if result.error is None:
-                    result.completed = False
-                    result.failed_event = index
-                    result.failed_label = label
-                    result.error = exc
-                    _capture(result, allocator)
+                _oom(result, allocator, exc, index, label)
                 if stop_on_oom:
                     break
                 continue
@@ -313,12 +337,197 @@ def replay(trace: Trace, allocator: CachingAllocator, stop_on_oom: bool = True) 
         else:
             raise ValueError("unknown trace event %r" % (op,))
         run += 1
-    result.events_run = run
-    if result.error is None:
-        _capture(result, allocator)
-    result.peak_reserved = allocator.max_memory_reserved()
-    result.peak_allocated = allocator.max_memory_allocated()
-    return result
+    return run
+
+
+def _fast_eligible(trace: Trace, a: CachingAllocator) -> bool:
+    """The fused loop covers the common case exactly: the default tick clock, no history,
+    no cross-stream use, no max_split_size / garbage collection / lazy reclaim / power-of-two
+    rounding / 1 GiB pages / expandable segments. Anything else takes the general loop."""
+    cfg = a.config
+    return (type(a.clock) is TickClock and not a._history and not a._events and not a._listeners
+            and a._mss is None and a._no_divisions and not a._expandable and not cfg.page_size_1g
+            and not cfg.multi_stream_lazy_reclaim
+            and not (a._allowed is not None and cfg.garbage_collection_threshold > 0.0)
+            and not any(ev[0] == "record_stream" for ev in trace.events))
+
+
+def _replay_fast(trace: Trace, a: CachingAllocator, stop_on_oom: bool, result: ReplayResult) -> int:
+    """The replay loop with malloc's best-fit hit and free's merge written out in place, on the
+    allocator's own structures (the same steps as ``CachingAllocator.malloc`` / ``free`` take
+    for these settings). Whatever else happens -- no cached block fits (driver, flush, OOM),
+    a zero or huge size, empty_cache, non_torch -- goes through the allocator's methods,
+    with its tick and clock brought up to date first."""
+    clock = a.clock
+    v = a._v
+    active = a._active
+    pad = a.pad
+    large_segment = a.config.large_segment_size
+    small_pool, large_pool = a._small, a._large
+    skeys, sblocks = small_pool._keys, small_pool._blocks
+    lkeys, lblocks = large_pool._keys, large_pool._blocks
+    live: Dict[str, Block] = {}
+    tick, now = a._tick, clock.now
+    run = 0
+    index = 0
+    for op, key, nbytes, label in trace.events:
+        index += 1
+        if op == "alloc":
+            if type(nbytes) is not int or nbytes <= 0 or nbytes >= ONE_EXA_BYTES:
+                a._tick, clock.now = tick, now
+                try:
+                    live[key] = a.malloc(nbytes)  # type: ignore[assignment]
+                except NPUOutOfMemoryError as exc:
+                    tick, now = a._tick, clock.now
+                    _oom(result, a, exc, index, label)
+                    if stop_on_oom:
+                        break
+                    continue
+                tick, now = a._tick, clock.now
+                run += 1
+                continue
+            tick += 1
+            now += 1
+            rounded = nbytes + pad
+            rounded = MIN_BLOCK_SIZE if rounded < MIN_BLOCK_SIZE else -(-rounded // MIN_BLOCK_SIZE) * MIN_BLOCK_SIZE
+            if rounded <= SMALL_SIZE:
+                small = True
+                pool, keys, blocks = small_pool, skeys, sblocks
+            else:
+                small = False
+                pool, keys, blocks = large_pool, lkeys, lblocks
+            idx = bisect_left(keys, (0, rounded, -1))
+            block = None
+            if idx < len(keys):
+                k = keys[idx]
+                if k[0] == 0:
+                    block = blocks[k]
+                    if block.expandable is None:
+                        del keys[idx]
+                        del blocks[k]
+                        block.gc_count = 0
+                    else:
+                        block = None
+            if block is None:  # no cached block: the driver, the flush and retry, or the OOM
+                if small:
+                    alloc_size = SMALL_BUFFER
+                elif rounded < MIN_LARGE_ALLOC:
+                    alloc_size = large_segment
+                else:
+                    alloc_size = -(-rounded // ROUND_LARGE) * ROUND_LARGE
+                a._tick, clock.now = tick, now
+                try:
+                    live[key] = a._malloc_search(_Request(rounded, 0, pool, alloc_size), nbytes)
+                except NPUOutOfMemoryError as exc:
+                    tick, now = a._tick, clock.now
+                    _oom(result, a, exc, index, label)
+                    if stop_on_oom:
+                        break
+                    continue
+                tick, now = a._tick, clock.now
+                run += 1
+                continue
+            remaining = block.size - rounded
+            already_split = block.prev is not None or block.next is not None
+            if remaining >= MIN_BLOCK_SIZE if small else remaining > SMALL_SIZE:
+                rest = block
+                block = Block(rest.address, rounded, 0, pool, None)
+                prev = rest.prev
+                block.prev = prev
+                if prev is not None:
+                    prev.next = block
+                block.next = rest
+                rest.prev = block
+                rest.address += rounded
+                rest.size = remaining
+                k = (rest.stream, remaining, rest.address)
+                insort(keys, k)
+                blocks[k] = rest
+                if already_split:
+                    add(v, _INACTIVE_SPLIT_BYTES, small, -rounded)
+                else:
+                    add(v, _INACTIVE_SPLIT_BYTES, small, remaining)
+                    add(v, _INACTIVE_SPLIT, small, 1)
+            elif already_split:
+                add(v, _INACTIVE_SPLIT_BYTES, small, -block.size)
+                add(v, _INACTIVE_SPLIT, small, -1)
+            block.allocated = True
+            block.requested_size = nbytes
+            active[block.address] = block
+            on_alloc(v, small, block.size, nbytes)
+            live[key] = block
+        elif op == "free":
+            block = live.pop(key, None)
+            if block is not None:
+                if block.size == 0 or active.get(block.address) is not block or not block.allocated:
+                    a._tick, clock.now = tick, now
+                    a.free(block)
+                    tick, now = a._tick, clock.now
+                    run += 1
+                    continue
+                tick += 1
+                now += 1
+                block.allocated = False
+                pool = block.pool
+                small = pool.is_small
+                size = block.size
+                on_free(v, small, size)
+                # _free_block: merge with free neighbours of the segment, back into the index
+                del active[block.address]
+                keys, blocks = pool._keys, pool._blocks
+                requested = block.requested_size
+                net_blocks = 0
+                net_bytes = 0
+                prev = block.prev
+                if prev is not None and not prev.allocated and prev.event_count == 0 and not prev.stream_uses:
+                    k = (prev.stream, prev.size, prev.address)
+                    i = bisect_left(keys, k)
+                    if i == len(keys) or keys[i] != k:
+                        raise AssertionError("block %r is not in the free index" % (prev,))
+                    del keys[i]
+                    del blocks[k]
+                    block.address = prev.address
+                    block.prev = prev.prev
+                    if block.prev is not None:
+                        block.prev.next = block
+                    block.size += prev.size
+                    net_blocks -= 1
+                    net_bytes -= prev.size
+                nxt = block.next
+                if nxt is not None and not nxt.allocated and nxt.event_count == 0 and not nxt.stream_uses:
+                    k = (nxt.stream, nxt.size, nxt.address)
+                    i = bisect_left(keys, k)
+                    if i == len(keys) or keys[i] != k:
+                        raise AssertionError("block %r is not in the free index" % (nxt,))
+                    del keys[i]
+                    del blocks[k]
+                    block.next = nxt.next
+                    if block.next is not None:
+                        block.next.prev = block
+                    block.size += nxt.size
+                    net_blocks -= 1
+                    net_bytes -= nxt.size
+                k = (block.stream, block.size, block.address)
+                insort(keys, k)
+                blocks[k] = block
+                if block.prev is not None or block.next is not None:
+                    net_blocks += 1
+                    net_bytes += block.size
+                add(v, _INACTIVE_SPLIT, small, net_blocks)
+                add(v, _INACTIVE_SPLIT_BYTES, small, net_bytes)
+                on_release(v, small, size, requested)
+        elif op in ("empty_cache", "non_torch"):
+            a._tick, clock.now = tick, now
+            if op == "empty_cache":
+                a.empty_cache()
+            else:
+                a.set_non_torch_bytes(nbytes)
+            tick, now = a._tick, clock.now
+        else:
+            raise ValueError("unknown trace event %r" % (op,))
+        run += 1
+    a._tick, clock.now = tick, now
+    return run
 
 
 def _capture(result: ReplayResult, allocator: CachingAllocator) -> None:
