@@ -8,7 +8,9 @@ the allocator built outside the timed region) under the default setting and unde
 expandable_segments:True. The peer, measured in the same run over the same events, is a
 plain loop: tuple unpacking, a branch on the operation and a dict of live keys -- the cost of
 walking the events in Python with no allocator at all. The goal is >= 1 M events/s for the
-replay. Numbers are medians of ``--runs`` runs (time.perf_counter).
+replay. Numbers are medians of ``--runs`` runs of CPU time (time.process_time: on a machine
+shared with other jobs, wall-clock time measures the neighbours as much as the code);
+``--clock wall`` uses time.perf_counter instead.
 """
 from __future__ import annotations
 
@@ -39,25 +41,29 @@ def plain_loop(events) -> int:
     return n
 
 
-def measure(runs: int) -> List[Dict[str, object]]:
+GOAL = 1_000_000
+CLOCK = {"cpu": time.process_time, "wall": time.perf_counter}
+
+
+def measure(runs: int, clock=time.process_time) -> List[Dict[str, object]]:
     rows: List[Dict[str, object]] = []
     for name in list_traces():
         trace = load_trace(name)
         n = len(trace)
         peer = []
         for _ in range(runs):
-            t0 = time.perf_counter()
+            t0 = clock()
             plain_loop(trace.events)
-            peer.append(time.perf_counter() - t0)
+            peer.append(clock() - t0)
         peer_med = statistics.median(peer)
         for label, conf in CONFS:
             times = []
             outcome = ""
             for _ in range(runs):
                 alloc = trace.allocator(conf)
-                t0 = time.perf_counter()
+                t0 = clock()
                 result = replay(trace, alloc, stop_on_oom=False)
-                times.append(time.perf_counter() - t0)
+                times.append(clock() - t0)
                 outcome = "finishes" if result.completed else "OOM at event %d" % result.failed_event
             med = statistics.median(times)
             rows.append({"trace": name, "config": label, "events": n, "replay_events_per_s": n / med,
@@ -70,25 +76,29 @@ def main(argv: List[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--clock", choices=sorted(CLOCK), default="cpu")
     args = ap.parse_args(argv)
     if args.runs < 1:
         ap.error("--runs must be >= 1")
-    rows = measure(args.runs)
+    rows = measure(args.runs, CLOCK[args.clock])
     total_events = sum(r["events"] for r in rows)
     total_replay = sum(r["replay_median_s"] for r in rows)
     total_loop = sum(r["plain_loop_median_s"] for r in rows)
     overall = {"replay_events_per_s": total_events / total_replay, "plain_loop_events_per_s": total_events / total_loop,
                "replay_over_loop": total_replay / total_loop}
     if args.json:
-        print(json.dumps({"schema": 1, "benchmark": "oom_whatif", "rows": rows, "overall": overall}, indent=2))
+        print(json.dumps({"schema": 1, "benchmark": "oom_whatif", "clock": args.clock, "goal_events_per_s": GOAL,
+                          "rows": rows, "overall": overall}, indent=2))
         return 0
-    print("oom what-if replay, medians of %d runs; peer = plain loop over the same events" % args.runs)
+    print("oom what-if replay, medians of %d runs (%s time); peer = plain loop over the same events" % (args.runs, args.clock))
     print("%-22s %-10s %7s %14s %14s %7s  %s" % ("trace", "config", "events", "replay ev/s", "loop ev/s", "ratio", "outcome"))
     for r in rows:
         print("%-22s %-10s %7d %14.0f %14.0f %6.1fx  %s" % (r["trace"], r["config"], r["events"], r["replay_events_per_s"],
                                                           r["plain_loop_events_per_s"], r["replay_over_loop"], r["outcome"]))
     print("overall: replay %.0f events/s, plain loop %.0f events/s, replay takes %.1fx the loop's time"
           % (overall["replay_events_per_s"], overall["plain_loop_events_per_s"], overall["replay_over_loop"]))
+    slowest = min(r["replay_events_per_s"] for r in rows)
+    print("goal %d events/s: %s (slowest row %.0f events/s)" % (GOAL, "met" if slowest >= GOAL else "NOT met", slowest))
     return 0
 
 
