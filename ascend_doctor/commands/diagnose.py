@@ -111,7 +111,7 @@ def run_diagnose(
         if symptom is None:
             symptom, why = pick_symptom(ev)
         else:
-            why = "given"
+            why = "named on the command line"
         flow = load_flow(symptom)
     except FlowError as exc:
         raise UsageError(str(exc)) from None
@@ -154,7 +154,7 @@ def _wrap(label: str, text: str, width: int = 100) -> List[str]:
 
 
 def render_text(doc: Dict[str, Any]) -> str:
-    lines = [f"diagnose: {doc['symptom']} ({doc['flow']})", f"  why this flow: {doc['symptom_reason']}", ""]
+    lines = [f"diagnose: {doc['symptom']} -- {doc['flow']}", f"  why this flow: {doc['symptom_reason']}", ""]
     for n, s in enumerate(doc["steps"], 1):
         lines.append(f"  {n}. {MARK[s['verdict']]} {LABEL[s['verdict']]:<12} {s['id']}: {s['question']}")
         if s["ran"]:

@@ -126,7 +126,9 @@ def _triage(step: Step, ev: Evidence, flow: Flow) -> StepResult:
         where = f" (rank {first['rank']})" if first.get("rank") is not None else ""
         res.found = f"root incident {first['category']}{where}: {_short(first.get('title', ''))}"
         ev0 = (first.get("evidence") or [{}])[0]
-        res.cause = {"category": first["category"], "summary": f"{first.get('title', '')}{where}: {first.get('root_cause', '')}".strip(),
+        title, root = first.get("title", "") or "", first.get("root_cause", "") or ""
+        summary = root if root.startswith(title) else f"{title}: {root}" if root else title
+        res.cause = {"category": first["category"], "summary": summary,
                      "fix": _fix(first.get("fix")), "step": step.id,
                      "evidence": {"file": ev0.get("file"), "line": ev0.get("line"), "text": _short(ev0.get("text", ""), 400)}}
         if first.get("rank") is not None:
