@@ -343,10 +343,10 @@ def _replay_general(trace: Trace, allocator: CachingAllocator, stop_on_oom: bool
 def _fast_eligible(trace: Trace, a: CachingAllocator) -> bool:
     """The fused loop covers the common case exactly: the default tick clock, no history,
     no cross-stream use, no max_split_size / garbage collection / lazy reclaim / power-of-two
-    rounding / 1 GiB pages / expandable segments. Anything else takes the general loop."""
+    rounding / 1 GiB pages (expandable segments are covered). Anything else takes the general loop."""
     cfg = a.config
     return (type(a.clock) is TickClock and not a._history and not a._events and not a._listeners
-            and a._mss is None and a._no_divisions and not a._expandable and not cfg.page_size_1g
+            and a._mss is None and a._no_divisions and not cfg.page_size_1g
             and not cfg.multi_stream_lazy_reclaim
             and not (a._allowed is not None and cfg.garbage_collection_threshold > 0.0)
             and not any(ev[0] == "record_stream" for ev in trace.events))
@@ -363,6 +363,8 @@ def _replay_fast(trace: Trace, a: CachingAllocator, stop_on_oom: bool, result: R
     active = a._active
     pad = a.pad
     large_segment = a.config.large_segment_size
+    expandable = a._expandable
+    align = a.config.base_addr_aligned_size if "base_addr_aligned_kb" in a.profile.keys else 0
     small_pool, large_pool = a._small, a._large
     skeys, sblocks = small_pool._keys, small_pool._blocks
     lkeys, lblocks = large_pool._keys, large_pool._blocks
@@ -398,16 +400,31 @@ def _replay_fast(trace: Trace, a: CachingAllocator, stop_on_oom: bool, result: R
                 pool, keys, blocks = large_pool, lkeys, lblocks
             idx = bisect_left(keys, (0, rounded, -1))
             block = None
-            if idx < len(keys):
+            n = len(keys)
+            if idx < n:
                 k = keys[idx]
                 if k[0] == 0:
                     block = blocks[k]
-                    if block.expandable is None:
+                    if block.expandable is not None:
+                        if not expandable:
+                            block = None  # _get_free_block skips such blocks: let it
+                        else:
+                            # best fit counts the unmapped space right after a block as usable
+                            nx = block.next
+                            grow = block.size + (nx.size if nx is not None and not nx.mapped else 0)
+                            while block.expandable is not None and idx + 1 < n and keys[idx + 1][0] == 0:
+                                cand = blocks[keys[idx + 1]]
+                                nx = cand.next
+                                cgrow = cand.size + (nx.size if nx is not None and not nx.mapped else 0)
+                                if cgrow >= grow:
+                                    break
+                                idx += 1
+                                block, grow = cand, cgrow
+                            k = keys[idx]
+                    if block is not None:
                         del keys[idx]
                         del blocks[k]
                         block.gc_count = 0
-                    else:
-                        block = None
             if block is None:  # no cached block: the driver, the flush and retry, or the OOM
                 if small:
                     alloc_size = SMALL_BUFFER
@@ -427,11 +444,27 @@ def _replay_fast(trace: Trace, a: CachingAllocator, stop_on_oom: bool, result: R
                 tick, now = a._tick, clock.now
                 run += 1
                 continue
+            seg = block.expandable
+            if seg is not None and align and rounded >= ROUND_LARGE and block.address % align:
+                # expandable + >= 2 MiB: a leading sliver brings the block to the aligned address
+                offset = align - block.address % align
+                if offset + rounded <= block.size:
+                    sliver = block
+                    block = Block(sliver.address + offset, sliver.size - offset, 0, pool, seg)
+                    block.next = sliver.next
+                    if block.next is not None:
+                        block.next.prev = block
+                    block.prev = sliver
+                    sliver.next = block
+                    sliver.size = offset
+                    k = (sliver.stream, offset, sliver.address)
+                    insort(keys, k)
+                    blocks[k] = sliver
             remaining = block.size - rounded
             already_split = block.prev is not None or block.next is not None
-            if remaining >= MIN_BLOCK_SIZE if small else remaining > SMALL_SIZE:
+            if remaining >= MIN_BLOCK_SIZE if (small or expandable) else remaining > SMALL_SIZE:
                 rest = block
-                block = Block(rest.address, rounded, 0, pool, None)
+                block = Block(rest.address, rounded, 0, pool, seg)
                 prev = rest.prev
                 block.prev = prev
                 if prev is not None:
@@ -443,12 +476,13 @@ def _replay_fast(trace: Trace, a: CachingAllocator, stop_on_oom: bool, result: R
                 k = (rest.stream, remaining, rest.address)
                 insort(keys, k)
                 blocks[k] = rest
-                if already_split:
-                    add(v, _INACTIVE_SPLIT_BYTES, small, -rounded)
-                else:
-                    add(v, _INACTIVE_SPLIT_BYTES, small, remaining)
-                    add(v, _INACTIVE_SPLIT, small, 1)
-            elif already_split:
+                if seg is None:
+                    if already_split:
+                        add(v, _INACTIVE_SPLIT_BYTES, small, -rounded)
+                    else:
+                        add(v, _INACTIVE_SPLIT_BYTES, small, remaining)
+                        add(v, _INACTIVE_SPLIT, small, 1)
+            elif already_split and seg is None:
                 add(v, _INACTIVE_SPLIT_BYTES, small, -block.size)
                 add(v, _INACTIVE_SPLIT, small, -1)
             block.allocated = True
@@ -478,8 +512,10 @@ def _replay_fast(trace: Trace, a: CachingAllocator, stop_on_oom: bool, result: R
                 requested = block.requested_size
                 net_blocks = 0
                 net_bytes = 0
+                mapped = block.mapped
                 prev = block.prev
-                if prev is not None and not prev.allocated and prev.event_count == 0 and not prev.stream_uses:
+                if (prev is not None and not prev.allocated and prev.event_count == 0 and not prev.stream_uses
+                        and prev.mapped == mapped):
                     k = (prev.stream, prev.size, prev.address)
                     i = bisect_left(keys, k)
                     if i == len(keys) or keys[i] != k:
@@ -494,7 +530,8 @@ def _replay_fast(trace: Trace, a: CachingAllocator, stop_on_oom: bool, result: R
                     net_blocks -= 1
                     net_bytes -= prev.size
                 nxt = block.next
-                if nxt is not None and not nxt.allocated and nxt.event_count == 0 and not nxt.stream_uses:
+                if (nxt is not None and not nxt.allocated and nxt.event_count == 0 and not nxt.stream_uses
+                        and nxt.mapped == mapped):
                     k = (nxt.stream, nxt.size, nxt.address)
                     i = bisect_left(keys, k)
                     if i == len(keys) or keys[i] != k:
@@ -513,8 +550,9 @@ def _replay_fast(trace: Trace, a: CachingAllocator, stop_on_oom: bool, result: R
                 if block.prev is not None or block.next is not None:
                     net_blocks += 1
                     net_bytes += block.size
-                add(v, _INACTIVE_SPLIT, small, net_blocks)
-                add(v, _INACTIVE_SPLIT_BYTES, small, net_bytes)
+                if block.expandable is None:
+                    add(v, _INACTIVE_SPLIT, small, net_blocks)
+                    add(v, _INACTIVE_SPLIT_BYTES, small, net_bytes)
                 on_release(v, small, size, requested)
         elif op in ("empty_cache", "non_torch"):
             a._tick, clock.now = tick, now
