@@ -182,3 +182,27 @@ def test_cli_text_md_and_exit_codes():
     assert md.stdout.startswith("## diagnose: init") and "| 2 | environment" in md.stdout
     bad = subprocess.run([sys.executable, "-m", "ascend_doctor", "diagnose", "hang"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "unknown symptom" in bad.stderr and "Traceback" not in bad.stderr
+
+
+# ---------------------------------------------------------------- real logs (copied from public issues)
+DATA = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("log, source, symptom, cause, path", [
+    ("oom/data/vllm_ascend_19_worker.log", "https://github.com/vllm-project/vllm-ascend/issues/19",
+     "oom", "oom_capacity", ["stranded=ruled_out", "capacity=ruled_out", "held_outside=confirmed"]),
+    ("oom/data/vllm_ascend_1987_env_and_oom.log", "https://github.com/vllm-project/vllm-ascend/issues/1987",
+     "oom", "oom_capacity", ["stranded=ruled_out", "capacity=confirmed"]),
+    ("triage/data/llamafactory_4135_fallback_ranks.log", "https://github.com/hiyouga/LlamaFactory/issues/4135",
+     "unsupported_op", "unsupported_op", ["release=ruled_out", "which_op=confirmed"]),
+    ("triage/data/pytorch_54_lmdeploy_hccl.log", "https://github.com/Ascend/pytorch/issues/54",
+     "multi_card", "hccl_comm", ["first_rank=confirmed"]),
+    ("triage/data/vllm_ascend_12776_plog216.log", "https://github.com/vllm-project/vllm-ascend/issues/12776",
+     "unsupported_op", "aicore_exec", ["release=inconclusive", "which_op=ruled_out", "aicore=confirmed"]),
+])
+def test_real_logs_pick_their_flow_and_end_at_the_cause(log, source, symptom, cause, path, tmp_path):
+    healthy = build("healthy_910b", tmp_path / "h")  # the host the flow's check steps read
+    code, doc = _diag(root=healthy.root, env_file=healthy.env_file, logs=[str(DATA / log)])
+    assert doc["symptom"] == symptom, source
+    assert [f"{s['id']}={s['verdict']}" for s in doc["steps"]] == path, source
+    assert doc["cause"]["category"] == cause and code == 1, source
