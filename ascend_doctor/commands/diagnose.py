@@ -45,12 +45,23 @@ def _sim(scenario: str) -> Tuple[Path, Path, List[str], List[str]]:
         if spec.workload is not None:
             result = sim_run(spec, tmp / "host")
             logs = [str(result.log_dir), str(result.console_file)]
-            prof = getattr(result, "profile_dir", None)  # scenarios with a performance cause
-            return Path(result.host.root), Path(result.host.env_file), logs, [str(prof)] if prof else []
+            return Path(result.host.root), Path(result.host.env_file), logs, _sim_profiles(result)
         built = sim_build(spec, tmp / "host")
     except (BuildError, KeyError, ValueError, LookupError) as exc:
         raise UsageError(f"--sim {scenario}: {str(exc).strip(chr(39))}") from None
     return Path(built.root), Path(built.env_file), [], []
+
+
+def _sim_profiles(result) -> List[str]:
+    """Profiling output a scenario's workload wrote (scenarios with a performance cause)."""
+    for holder in (result, getattr(result, "workload", None)):
+        for attr in ("profile_dir", "profile_dirs", "profile"):
+            value = getattr(holder, attr, None)
+            if isinstance(value, (str, Path)) and Path(value).exists():
+                return [str(value)]
+            if isinstance(value, (list, tuple)) and value and all(isinstance(x, (str, Path)) for x in value):
+                return [str(x) for x in value]
+    return []
 
 
 def _exists(paths: List[str], option: str) -> None:
