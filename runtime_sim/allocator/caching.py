@@ -31,18 +31,11 @@ from .constants import (EXTRA_LARGE_BUFFER, MIN_BLOCK_SIZE, MIN_LARGE_ALLOC, ONE
 from .errors import NPUOutOfMemoryError
 from .formatting import format_size
 from .profiles import Profile, get_profile, message
-from .stats import ARRAY_BASE, OVERSIZE_ALLOCATIONS, OVERSIZE_SEGMENTS, DeviceStats, add, add_one, flatten, on_alloc, on_free, on_release
+from .stats import ARRAY_BASE, OVERSIZE_ALLOCATIONS, DeviceStats, add, add_one, flatten, on_alloc, on_free, on_release
 
-# base indices of the statistics arrays in DeviceStats.v (the hot path updates the list directly)
-_ALLOCATION = ARRAY_BASE["allocation"]
-_SEGMENT = ARRAY_BASE["segment"]
-_ACTIVE = ARRAY_BASE["active"]
+# base indices of the statistics arrays in DeviceStats.v that the hot path updates directly
 _INACTIVE_SPLIT = ARRAY_BASE["inactive_split"]
-_ALLOCATED_BYTES = ARRAY_BASE["allocated_bytes"]
-_RESERVED_BYTES = ARRAY_BASE["reserved_bytes"]
-_ACTIVE_BYTES = ARRAY_BASE["active_bytes"]
 _INACTIVE_SPLIT_BYTES = ARRAY_BASE["inactive_split_bytes"]
-_REQUESTED_BYTES = ARRAY_BASE["requested_bytes"]
 
 VA_BASE = 0x12C000000000      # first segment address (NPU HBM addresses look like this)
 VA_GUARD = 2 * MiB            # gap left between two segments' address ranges
