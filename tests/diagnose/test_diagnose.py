@@ -197,6 +197,8 @@ DATA = Path(__file__).resolve().parents[1]
      "unsupported_op", "unsupported_op", ["release=ruled_out", "which_op=confirmed"]),
     ("triage/data/pytorch_54_lmdeploy_hccl.log", "https://github.com/Ascend/pytorch/issues/54",
      "multi_card", "hccl_comm", ["first_rank=confirmed"]),
+    ("triage/data/pytorch_108_block_retry.log", "https://github.com/Ascend/pytorch/issues/108",
+     "jitter", "oom_fragmentation", ["gaps=not_run", "allocation=confirmed"]),
     ("triage/data/vllm_ascend_12776_plog216.log", "https://github.com/vllm-project/vllm-ascend/issues/12776",
      "unsupported_op", "aicore_exec", ["release=inconclusive", "which_op=ruled_out", "aicore=confirmed"]),
 ])
