@@ -159,11 +159,89 @@ def oom(
     json_out: bool = JSON_OPT,
     fmt: str = FORMAT_OPT,
 ) -> None:
-    """Out of memory: capacity, fragmentation of the caching pool, or memory held by someone else? With the fix."""
-    from .commands.oom import run_oom
+    """Out of memory: capacity, fragmentation of the caching pool, or memory held by someone else? With the fix.
+
+    Also: `ascend-doctor oom simulate TRACE` (allocator what-if) and `ascend-doctor oom watch --stats F`
+    (fragmentation ratio as Prometheus lines); -h after either shows its options.
+    """
+    from .commands.oom import SUBCOMMANDS, run_oom
+
+    if text and text[0] in SUBCOMMANDS and len(text) > 1 and not (file or stats or snapshot or npu_smi):
+        # reached only when the app is driven without main() (which dispatches these itself)
+        extra = (["--json"] if json_out else []) + (["--format", fmt] if fmt != "text" else [])
+        oom_tools(args=list(text) + extra, prog_name="ascend-doctor oom", standalone_mode=True)
 
     _call(run_oom, " ".join(text) if text else None, files=file, stats=stats, snapshot=snapshot, npu_smi=npu_smi,
           device=device, pid=pid, torch_npu=torch_npu, alloc_conf=alloc_conf, fmt=fmt, json_flag=json_out)
+
+
+@app.command()
+def diagnose(
+    symptom: Optional[str] = typer.Argument(None, help="init | oom | unsupported_op | slow | jitter | multi_card (default: picked from the logs, profile or host).", metavar="[SYMPTOM]"),
+    root: Optional[Path] = ROOT_OPT,
+    env_file: Optional[Path] = ENV_FILE_OPT,
+    sim: Optional[str] = typer.Option(None, "--sim", help="Diagnose a bundled simulated host and its workload's logs (python -m runtime_sim list).", metavar="SCENARIO"),
+    logs: Optional[List[str]] = typer.Option(None, "--logs", help="Log file or directory (plog tree, console output); repeatable.", metavar="PATH"),
+    profile: Optional[List[str]] = typer.Option(None, "--profile", help="Profiling output (msprof PROF_* or torch_npu *_ascend_pt); repeatable.", metavar="DIR"),
+    baseline: Optional[List[str]] = typer.Option(None, "--baseline", help="A baseline profile to compare --profile with (before an upgrade).", metavar="DIR"),
+    timeout: float = typer.Option(8.0, "--timeout", help="Seconds npu-smi may take before it is killed and reported.", metavar="SECONDS"),
+    json_out: bool = JSON_OPT,
+    fmt: str = FORMAT_OPT,
+) -> None:
+    """Run the troubleshooting flow of a symptom; print each step, the cause and what is left."""
+    from .commands.diagnose import run_diagnose
+
+    _call(run_diagnose, symptom, root=root, env_file=env_file, sim=sim, logs=logs, profile=profile, baseline=baseline,
+          timeout=timeout, fmt=fmt, json_flag=json_out)
+
+
+oom_tools = typer.Typer(
+    name="ascend-doctor oom",
+    help="Allocator what-if and fragmentation monitoring (ascend-doctor oom TEXT analyses an out-of-memory).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@oom_tools.command("simulate")
+def oom_simulate(
+    trace: str = typer.Argument(..., help="A runtime_sim trace name (training_varlen, llm_serving_kv_concat, video_diffusion), a trace JSON, or a memory snapshot with history (pickle or JSON).", metavar="TRACE"),
+    conf: Optional[List[str]] = typer.Option(None, "--conf", help="A PYTORCH_NPU_ALLOC_CONF value to compare (repeatable; default: default, expandable_segments:True, max_split_size_mb, garbage_collection_threshold).", metavar="S"),
+    release: Optional[str] = typer.Option(None, "--release", help="torch_npu release line whose allocator to simulate (5.0.0 ... 26.1.0, cuda; default 7.3.0).", metavar="LINE"),
+    capacity: Optional[str] = typer.Option(None, "--capacity", help="Device memory (bytes or 64GiB); default: the trace's.", metavar="SIZE"),
+    non_torch: Optional[str] = typer.Option(None, "--non-torch", help="Device memory held outside PyTorch (HCCL, runtime).", metavar="SIZE"),
+    save_trace: Optional[str] = typer.Option(None, "--save-trace", help="Also write the events as a trace JSON.", metavar="FILE"),
+    json_out: bool = JSON_OPT,
+    fmt: str = FORMAT_OPT,
+) -> None:
+    """Replay an allocation trace under each allocator setting: peak reserved, stranded bytes, OOM or not."""
+    from .commands.oom import run_simulate
+
+    _call(run_simulate, trace, confs=conf, profile=release, capacity=capacity, non_torch=non_torch,
+          save_trace=save_trace, fmt=fmt, json_flag=json_out)
+
+
+@oom_tools.command("watch")
+def oom_watch(
+    stats: str = typer.Option(..., "--stats", help="torch.npu.memory_stats() saved as JSON or a printed dict (- is stdin).", metavar="F"),
+    threshold: float = typer.Option(0.10, "--threshold", help="Fragmentation ratio (stranded / reserved) at which a restart is advised.", metavar="R"),
+    pool: str = typer.Option("all", "--pool", help="all | large_pool | small_pool"),
+    device: Optional[int] = typer.Option(None, "--device", help="Device whose statistics to read.", metavar="N"),
+    label: Optional[List[str]] = typer.Option(None, "--label", help="Extra Prometheus label NAME=VALUE (repeatable).", metavar="NAME=VALUE"),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Also write the Prometheus text to this file, atomically (textfile collector).", metavar="FILE"),
+    interval: Optional[float] = typer.Option(None, "--interval", help="Read the file again every SECONDS.", metavar="SECONDS"),
+    count: Optional[int] = typer.Option(None, "--count", help="With --interval: stop after N readings.", metavar="N"),
+    json_out: bool = JSON_OPT,
+    fmt: str = typer.Option("prometheus", "--format", help="prometheus | text | json | md"),
+) -> None:
+    """memory_stats() -> fragmentation ratio and Prometheus text lines; exit 1 at or above the threshold."""
+    from .commands.oom import run_watch
+
+    _call(run_watch, stats, threshold=threshold, pool=pool, device=device, labels=label, output=output,
+          interval=interval, count=count, fmt=fmt, json_flag=json_out)
 
 
 @app.command(context_settings={"allow_interspersed_args": True})
@@ -226,8 +304,12 @@ def main() -> None:
             stream.reconfigure(errors="replace")  # type: ignore[attr-defined]
         except (AttributeError, ValueError):
             pass
+    argv = sys.argv[1:]
     try:
-        app()
+        if len(argv) >= 2 and argv[0] == "oom" and argv[1] in ("simulate", "watch"):
+            oom_tools(args=argv[1:], prog_name="ascend-doctor oom")  # sub-commands of oom; `oom TEXT` is unchanged
+        else:
+            app()
     except SystemExit:
         raise
     except Exception as exc:  # click itself failed (broken terminal, encoding)
