@@ -1,0 +1,314 @@
+"""Per-device accumulators: every device task is fed once, in the order the files hold it, and
+only bounded state is kept (a small reorder window, top-N gaps, per-op-type totals, capped shape
+sets), so memory does not grow with the size of the profile.
+"""
+from __future__ import annotations
+
+import heapq
+import re
+from collections import deque
+from typing import Any, Deque, Dict, List, Optional, Set, Tuple
+
+from . import facts
+
+REORDER = 4096          # tasks may arrive this far out of start order (several streams)
+TOP_GAPS = 5
+MAX_SHAPES_PER_TYPE = 64
+MAX_SHAPE_KEYS = 50000
+MAX_WINDOW_KEYS = 20000
+WINDOW_MAX = 10
+
+COMM_CORES = {"HCCL", "COMMUNICATION"}
+COPY_NAMES = {"MEMCPY_ASYNC", "SDMA_SQE", "PCIE_DMA_SQE", "MEMCPY", "KERNEL_MEMCPY"}
+OTHER_PREFIXES = ("EVENT_", "NOTIFY", "WRITE_BACK", "INVALID", "PLACE_HOLDER", "STARS_", "MODEL_", "CAPTURE_", "STREAM_", "MAINTENANCE")
+AICORE_CORES = {"AI_CORE", "AI_VECTOR_CORE", "MIX_AIC", "MIX_AIV", "FFTS_PLUS", "KERNEL_AICORE"}
+AICPU_CORES = {"AI_CPU", "KERNEL_AICPU"}
+
+
+def task_class(core: str, type_: str, name: str) -> str:
+    """compute | comm | copy | other, from the core/task type column and the names."""
+    c = core.upper()
+    if c in COMM_CORES or type_.startswith(("hcom_", "hcom", "lccl", "lcoc")) or name.startswith(("hcom_", "lccl", "lcoc")):
+        return "comm"
+    if c in COPY_NAMES or name.upper() in COPY_NAMES:
+        return "copy"
+    if c.startswith(OTHER_PREFIXES) or name.upper().startswith(OTHER_PREFIXES):
+        return "other"
+    return "compute"
+
+
+_NUM = re.compile(r"\d+")
+
+
+def shape_elements(shapes: str) -> int:
+    """Elements of all input tensors in a shapes cell (``"4096,12288;4608,12288"``)."""
+    total = 0
+    for tensor in shapes.split(";"):
+        dims = _NUM.findall(tensor)
+        if not dims:
+            continue
+        n = 1
+        for d in dims:
+            n *= int(d)
+        total += n
+    return total
+
+
+class Union:
+    """Length of the union of intervals fed roughly in start order; the largest idle gaps
+    between them; and, per interval, the idle time just before it."""
+
+    __slots__ = ("heap", "cur_s", "cur_e", "total", "first", "gaps", "starved", "fed", "late", "seq")
+
+    def __init__(self) -> None:
+        self.heap: List[Tuple[float, float, float]] = []
+        self.cur_s: Optional[float] = None
+        self.cur_e = 0.0
+        self.total = 0.0
+        self.first: Optional[float] = None
+        self.gaps: List[Tuple[float, float]] = []  # min-heap of (gap, start)
+        self.starved = 0
+        self.fed = 0
+        self.late = 0
+        self.seq = 0
+
+    def push(self, s: float, e: float, starve_dur: float = -1.0) -> None:
+        heap = self.heap
+        heapq.heappush(heap, (s, e, starve_dur))
+        if len(heap) > REORDER:
+            self._feed(*heapq.heappop(heap))
+
+    def _feed(self, s: float, e: float, starve_dur: float) -> None:
+        self.fed += 1
+        if self.cur_s is None:
+            self.cur_s, self.cur_e, self.first = s, e, s
+            return
+        if s > self.cur_e:
+            gap = s - self.cur_e
+            gaps = self.gaps
+            if len(gaps) < TOP_GAPS:
+                heapq.heappush(gaps, (gap, self.cur_e))
+            elif gap > gaps[0][0]:
+                heapq.heapreplace(gaps, (gap, self.cur_e))
+            if starve_dur >= 0 and gap > facts.STARVED_GAP_RATIO * starve_dur:
+                self.starved += 1
+            self.total += self.cur_e - self.cur_s
+            self.cur_s, self.cur_e = s, e
+        else:
+            if s < self.cur_s:
+                self.late += 1
+            if e > self.cur_e:
+                self.cur_e = e
+
+    def finish(self) -> None:
+        heap = self.heap
+        while heap:
+            self._feed(*heapq.heappop(heap))
+        if self.cur_s is not None:
+            self.total += self.cur_e - self.cur_s
+            self.cur_s = None
+
+    @property
+    def end(self) -> float:
+        return self.cur_e
+
+
+class DeviceAcc:
+    """Everything measured for one device of one run."""
+
+    def __init__(self, device: int, rank: Optional[int], run_root: str) -> None:
+        self.device = device
+        self.rank = rank
+        self.run_root = run_root
+        self.ops: Dict[Tuple[str, str], List[float]] = {}  # (type, core) -> [count, total]
+        self.busy = Union()
+        self.compute = Union()
+        self.copy = Union()
+        self.tasks = 0
+        self.compute_count = 0
+        self.compute_time = 0.0
+        self.small_count = 0
+        self.small_time = 0.0
+        self.small_run = 0
+        self.longest_small_run = 0
+        self.small_runs = 0  # runs of >= SMALL_RUN consecutive small kernels
+        self.shapes: Dict[str, Set[str]] = {}
+        self.shape_stats: Dict[Tuple[str, str], List[float]] = {}
+        self.state_seen = False
+        self.states = {"dynamic": 0, "static": 0}
+        self.aicpu: Dict[str, List[float]] = {}
+        self.aicore_types: Set[str] = set()
+        self.comm_time = 0.0
+        self.copy_time = 0.0
+        # fusion
+        self.recent: Deque[str] = deque(maxlen=16)
+        self.patterns: Dict[Tuple[str, ...], List[Any]] = {}
+        self.win: Deque[Tuple[int, float, float]] = deque(maxlen=WINDOW_MAX)  # (key id, start, dur)
+        self.win_ids: Dict[Tuple[str, str, str], int] = {}
+        self.windows: Dict[Tuple[int, ...], List[float]] = {}  # host-bound windows: [count, wall, busy, last_end]
+        self.labels: List[Tuple[str, str, str]] = []
+        # host side (timeline)
+        self.host: Dict[str, List[float]] = {}  # kind -> [count, total]
+        self.optimizers: Dict[str, int] = {}
+        self.steps = 0
+        # summaries written by the profiler
+        self.step_trace: Optional[Dict[str, float]] = None
+        self.opstat: List[Dict[str, Any]] = []
+        self.comm_windows: List[Tuple[float, float, str]] = []
+        self.contended: Dict[str, int] = {}
+        self.sources: Set[str] = set()
+
+    # ------------------------------------------------------------------ device tasks
+    def task(self, start: float, dur: float, core: str, type_: str, name: str,
+             shapes: str = "", state: str = "", out_shapes: str = "") -> None:
+        if dur < 0:
+            return
+        cls = task_class(core, type_, name)
+        if cls == "other":
+            return
+        self.tasks += 1
+        end = start + dur
+        key = (type_ or name, core or cls.upper())
+        rec = self.ops.get(key)
+        if rec is None:
+            self.ops[key] = [1, dur]
+        else:
+            rec[0] += 1
+            rec[1] += dur
+        if cls == "copy":
+            self.copy_time += dur
+            self.copy.push(start, end)
+            return
+        if cls == "comm":
+            self.comm_time += dur
+            self.busy.push(start, end)
+            return
+        # compute
+        self.busy.push(start, end, dur)
+        self.compute.push(start, end)
+        self.compute_count += 1
+        self.compute_time += dur
+        t = type_ or name
+        cu = core.upper()
+        if dur < facts.SMALL_OP_US:
+            self.small_count += 1
+            self.small_time += dur
+            self.small_run += 1
+            if self.small_run == facts.SMALL_RUN:
+                self.small_runs += 1
+            if self.small_run > self.longest_small_run:
+                self.longest_small_run = self.small_run
+        else:
+            self.small_run = 0
+        if cu in AICPU_CORES:
+            a = self.aicpu.get(t)
+            if a is None:
+                self.aicpu[t] = [1, dur, dur]
+            else:
+                a[0] += 1
+                a[1] += dur
+                if dur > a[2]:
+                    a[2] = dur
+        elif cu in AICORE_CORES:
+            self.aicore_types.add(t)
+        if state:
+            s = state.strip().lower()
+            if s in self.states:
+                self.state_seen = True
+                self.states[s] += 1
+        if shapes:
+            shp = shapes.strip().strip('"')
+            if shp and shp != "N/A":
+                seen = self.shapes.get(t)
+                if seen is None:
+                    seen = self.shapes[t] = set()
+                if len(seen) < MAX_SHAPES_PER_TYPE:
+                    seen.add(shp)
+                sk = (t, shp)
+                st = self.shape_stats.get(sk)
+                if st is None:
+                    if len(self.shape_stats) < MAX_SHAPE_KEYS:
+                        self.shape_stats[sk] = [1, dur, core]
+                else:
+                    st[0] += 1
+                    st[1] += dur
+        else:
+            shp = ""
+        # fusion: op-type patterns on the kernel sequence
+        self.recent.append(t)
+        for pattern, _ in facts.FUSION_PATTERNS:
+            n = len(pattern)
+            if t == pattern[-1] and len(self.recent) >= n:
+                tail = tuple(list(self.recent)[-n:])
+                if tail == pattern:
+                    p = self.patterns.get(pattern)
+                    if p is None:
+                        self.patterns[pattern] = [1, 0.0]
+                    else:
+                        p[0] += 1
+        # fusion: repeated windows of kernels that keep the device busy < 40 % of their wall time
+        wkey = (name, shp, out_shapes.strip().strip('"'))
+        wid = self.win_ids.get(wkey)
+        if wid is None:
+            if len(self.win_ids) < MAX_WINDOW_KEYS:
+                wid = self.win_ids[wkey] = len(self.win_ids)
+                self.labels.append(wkey)
+            else:
+                wid = -1
+        self.win.append((wid, start, dur))
+        if len(self.win) >= 2 and wid >= 0:
+            items = list(self.win)
+            busy = 0.0
+            last_end = end
+            for length in range(1, len(items) + 1):
+                k, s0, d0 = items[-length]
+                if k < 0:
+                    break
+                busy += d0
+                if length < 2:
+                    continue
+                wall = last_end - s0
+                if wall <= 0 or busy / wall >= facts.HOST_BOUND_BUSY:
+                    continue
+                ids = tuple(i[0] for i in items[-length:])
+                rec = self.windows.get(ids)
+                if rec is None:
+                    if len(self.windows) < MAX_WINDOW_KEYS:
+                        self.windows[ids] = [1, wall, busy]
+                else:
+                    rec[0] += 1
+                    rec[1] += wall
+                    rec[2] += busy
+        # bandwidth contention: a kernel running inside a collective's window
+        if self.comm_windows:
+            import bisect
+
+            i = bisect.bisect_right(self.comm_windows, (start, float("inf"), "")) - 1
+            if i >= 0:
+                ws, we, op = self.comm_windows[i]
+                if ws <= start < we:
+                    self.contended[op] = self.contended.get(op, 0) + 1
+
+    def host_event(self, kind: str, dur: float) -> None:
+        rec = self.host.get(kind)
+        if rec is None:
+            self.host[kind] = [1, dur]
+        else:
+            rec[0] += 1
+            rec[1] += dur
+
+    def finish(self) -> None:
+        self.busy.finish()
+        self.compute.finish()
+        self.copy.finish()
+
+    # ------------------------------------------------------------------ measures
+    @property
+    def has_tasks(self) -> bool:
+        return self.busy.fed > 0 or self.copy.fed > 0
+
+    def span(self) -> float:
+        firsts = [u.first for u in (self.busy, self.copy) if u.first is not None]
+        if not firsts:
+            return 0.0
+        return max(self.busy.end, self.copy.end) - min(firsts)
