@@ -46,7 +46,9 @@ class Job:
 def _read_run(job: Job, run: Run) -> None:
     info = run_info(run, job.notes)
     rank = info.get("rank")
-    default_device = rank if (rank is not None and run.layout != "torch_npu") else 0
+    default_device = _peek_device(run)
+    if default_device is None:
+        default_device = rank if (rank is not None and run.layout != "torch_npu") else 0
     get = job.getter(run, rank)
     job.runs.append({"path": run.root, "layout": run.layout, **{k: v for k, v in info.items() if k != "rank"},
                      **({"rank": rank} if rank is not None else {})})
@@ -96,18 +98,50 @@ def _read_run(job: Job, run: Run) -> None:
                 continue
         acc.comm_windows.sort()
 
+    # copies first (task_time): the kernel pass then knows where copies split kernel sequences
+    have_kernels = bool(run.of("kernels"))
+    copies = 0
+    if have_kernels or run.of("timeline"):
+        for path in run.of("task_time"):
+            copies += attempt(read_task_time, path, get, default_device, True)
+        for acc in list(job.devices.values()):
+            if acc.run_root == run.root and acc.copies_seen:
+                acc.copy_starts = sorted(acc.copies_seen) if len(acc.copies_seen) < 200000 else []
     kernel_rows = 0
     for path in run.of("kernels"):
         kernel_rows += attempt(read_kernels, path, get, default_device)
     timeline_tasks = 0
     for path in run.of("timeline"):
-        timeline_tasks += attempt(read_timeline, path, get, default_device, kernel_rows == 0, job.notes)
-    for path in run.of("task_time"):
-        attempt(read_task_time, path, get, default_device, (kernel_rows + timeline_tasks) > 0)
+        timeline_tasks += attempt(read_timeline, path, get, default_device, kernel_rows == 0, job.notes, copies == 0)
+    if not (have_kernels or run.of("timeline")):
+        for path in run.of("task_time"):
+            attempt(read_task_time, path, get, default_device, False)
     for path in run.of("opstat"):
         attempt(read_opstat, path, get, default_device)
     for path in run.of("step_trace"):
         attempt(read_step_trace, path, get, default_device)
+
+
+def _peek_device(run: Run) -> Optional[int]:
+    """The device of a run whose kernel table has no Device_id column (torch_npu Level0/1):
+    the first Device_id of its step trace or op statistic, else None."""
+    from .stream import col, csv_rows
+
+    for kind in ("step_trace", "opstat", "kernels"):
+        for path in run.of(kind)[:1]:
+            try:
+                cols, rows = csv_rows(path)
+            except (FormatError, OSError):
+                continue
+            i = col(cols, "device id")
+            try:
+                for row in rows:
+                    if i is not None and i < len(row) and row[i].isdigit():
+                        return int(row[i])
+                    break
+            finally:
+                rows.close()
+    return None
 
 
 # ---------------------------------------------------------------------------- per device
@@ -183,7 +217,25 @@ def _slow_path(acc: DeviceAcc) -> List[Dict[str, Any]]:
 
 
 def _dynamic(acc: DeviceAcc) -> List[Dict[str, Any]]:
-    rows = [{"type": t, "shapes": len(s)} for t, s in acc.shapes.items() if len(s) >= facts.DYNAMIC_SHAPES]
+    """Op types whose input shapes keep changing: many distinct shapes, and new ones still
+    appearing after the first step (or, without step ids, in the second half of the op's calls).
+    A static model shows all its shapes in its first step, however many there are."""
+    rows = []
+    for t, seen in acc.shapes.items():
+        if len(seen) < facts.DYNAMIC_SHAPES:
+            continue
+        firsts = acc.shape_first.get(t, {})
+        steps = acc.type_steps.get(t)
+        if steps is not None and len(steps) >= 2:
+            first_step = min(steps)
+            late = sum(1 for (step, _) in firsts.values() if step is not None and step > first_step)
+        elif steps is not None:
+            continue  # one step: growth cannot be judged
+        else:
+            calls = acc.ops_by_type.get(t, 0)
+            late = sum(1 for (_, idx) in firsts.values() if idx > 0.5 * calls)
+        if late >= max(3, 0.3 * len(seen)):
+            rows.append({"type": t, "shapes": len(seen), "new_after_first_step": late})
     return sorted(rows, key=lambda r: -r["shapes"])
 
 
@@ -230,31 +282,50 @@ def device_findings(acc: DeviceAcc, doc: Dict[str, Any]) -> List[Dict[str, Any]]
     busy = doc["busy_pct"]
     starved = acc.busy.starved
     n = acc.compute_count
-    # --- dispatch: the host does not feed the device
+    # repeated kernel sequences that keep the device busy < 40 % of their wall time
+    seqs = []
+    for ids, (count, wall, kbusy) in acc.windows.items():
+        if count > facts.SEQUENCE_REPEATS and span > 0 and wall / span > facts.SEQUENCE_SPAN_SHARE:
+            seqs.append((wall, ids, count, kbusy))
+    seqs.sort(key=lambda s: (-s[0], -len(s[1])))
+
+    def seq_text(seq: Tuple[float, Tuple[int, ...], float, float]) -> str:
+        wall, ids, count, kbusy = seq
+        names = [acc.labels[i][0] for i in ids]
+        return f"the kernel sequence {' > '.join(names)} repeats {int(count)}x and keeps the device busy only {100 * kbusy / wall:.0f}% of its wall time"
+
+    # --- dispatch: the host does not feed the device (idle time that copies, compiles and
+    # allocations do not explain: those have findings of their own)
+    alloc = acc.host.get("alloc")
+    compiles = acc.host.get("compile")
     if busy is not None and n >= 20:
-        free = 100.0 - busy
+        active = 100.0 * acc.active_total() / span if span else busy
+        idle_us = span * (100.0 - active) / 100.0
+        explained = (alloc[1] if alloc else 0.0) + (compiles[1] if compiles else 0.0)
         starved_share = starved / n if n else 0.0
-        if busy < facts.BUSY_DISPATCH_PCT or (free >= 100 * facts.FREE_SHARE_WARN and starved_share > facts.STARVED_OPS_SHARE):
+        free = 100.0 - busy
+        low = active < facts.BUSY_DISPATCH_PCT or (free >= 100 * facts.FREE_SHARE_WARN and starved_share > facts.STARVED_OPS_SHARE
+                                                   and active < 100 * (1 - facts.FREE_SHARE_WARN))
+        if low:
             gaps = doc["largest_gaps"][:3]
             gap_txt = ", ".join(f"{g['gap_us']:.0f} us" for g in gaps)
             host = []
             if "sync" in acc.host:
                 host.append(f"{int(acc.host['sync'][0])} stream synchronisations")
-            if "compile" in acc.host:
-                host.append(f"{int(acc.host['compile'][0])} operator compilations ({acc.host['compile'][1] / 1000:.1f} ms)")
+            if compiles:
+                host.append(f"{int(compiles[0])} operator compilations ({compiles[1] / 1000:.1f} ms)")
             out.append(_finding(
                 "dispatch.host_bound", "dispatch",
                 f"{where}: the NPU is busy {busy:.1f}% of the time; the host does not issue work fast enough",
                 f"busy {busy:.1f}% of {span / 1000:.2f} ms; {starved} of {n} kernels ({100 * starved_share:.0f}%) start after an idle gap longer "
                 f"than 0.2x their own duration; {acc.small_count} kernels under {facts.SMALL_OP_US:.0f} us; largest gaps {gap_txt}"
-                + ("; " + ", ".join(host) if host else ""),
+                + ("; " + ", ".join(host) if host else "") + (f"; {seq_text(seqs[0])}" if seqs else ""),
                 "Give the device more work per launch and stop the host from waiting: larger batches, fewer tiny ops (fuse them), "
                 "no .item()/.cpu()/synchronize in the step, ASCEND_LAUNCH_BLOCKING unset, the task queue on (TASK_QUEUE_ENABLE=2 "
                 "moves more dispatch work off the Python thread), graph mode (torchair / aclgraph) for static parts.",
-                span * (100.0 - busy) / 100.0, where,
+                max(idle_us - explained, 0.1 * idle_us), where,
                 ["unset ASCEND_LAUNCH_BLOCKING", "export TASK_QUEUE_ENABLE=2"]))
     # --- dispatch: allocation calls on the host between kernels (jitter)
-    alloc = acc.host.get("alloc")
     if alloc and alloc[1] >= facts.ALLOC_TOTAL_US:
         out.append(_finding(
             "dispatch.allocation", "dispatch",
@@ -287,7 +358,7 @@ def device_findings(acc: DeviceAcc, doc: Dict[str, Any]) -> List[Dict[str, Any]]
                 f"{where}: {'-'.join(pattern)} runs as {len(pattern)} separate kernels {hit[0]}x; one fused op does it: {fused}",
                 f"kernel sequence {list(pattern)} seen {hit[0]} times (source of the pattern: {facts.FUSION_SOURCE})",
                 f"Call the fused op ({fused}) in the model code, or enable the graph fusion pass that produces it.",
-                0.0, where))
+                hit[1] * (1.0 - 1.0 / len(pattern)), where))
     # --- fusion: unfused optimizer
     for opt, count in sorted(acc.optimizers.items()):
         fused = facts.FUSED_OPTIMIZERS.get(opt)
@@ -298,26 +369,20 @@ def device_findings(acc: DeviceAcc, doc: Dict[str, Any]) -> List[Dict[str, Any]]
                 f"Optimizer.step#{opt}.step on the host timeline {count}x (source: {facts.OPTIMIZER_SOURCE})",
                 f"Replace torch.optim.{opt} with {fused} (same arguments).",
                 0.0, where))
-    # --- fusion: runs of small kernels / host-bound repeated sequences
-    seqs = []
-    for ids, (count, wall, kbusy) in acc.windows.items():
-        if count > facts.SEQUENCE_REPEATS and span > 0 and wall / span > facts.SEQUENCE_SPAN_SHARE:
-            seqs.append((wall, ids, count, kbusy))
-    seqs.sort(key=lambda s: (-s[0], -len(s[1])))
-    if seqs:
+    # --- fusion: host-bound repeated sequences (when the device as a whole is not host-bound:
+    # then the dispatch finding says it and names the sequence)
+    dispatch_fired = any(f["id"] == "dispatch.host_bound" for f in out)
+    if seqs and not dispatch_fired:
         wall, ids, count, kbusy = seqs[0]
-        names = [acc.labels[i][0] for i in ids]
         out.append(_finding(
             "fusion.host_bound_sequence", "fusion",
-            f"{where}: the kernel sequence {' > '.join(names)} repeats {int(count)}x and keeps the device busy only "
-            f"{100 * kbusy / wall:.0f}% of its wall time",
-            f"{len(seqs)} repeated sequences of 2-10 kernels are host-bound "
-            f"(busy < {100 * facts.HOST_BOUND_BUSY:.0f}% of their span, > {facts.SEQUENCE_REPEATS} repeats); the longest covers "
-            f"{wall / 1000:.2f} ms",
+            f"{where}: {seq_text(seqs[0])}",
+            f"{len(seqs)} repeated sequences of 2-10 kernels are host-bound (busy < {100 * facts.HOST_BOUND_BUSY:.0f}% of their span, "
+            f"> {facts.SEQUENCE_REPEATS} repeats); the longest covers {wall / 1000:.2f} ms",
             "Fuse the sequence into one op (a fused torch_npu API, a custom kernel, or graph mode so the compiler fuses it), "
             "or batch the work so each kernel does more.",
             wall - kbusy, where))
-    if acc.small_runs and acc.compute_count and acc.small_count >= 0.5 * acc.compute_count and not seqs:
+    if acc.small_runs and not acc.patterns and acc.compute_count and acc.small_count >= 0.5 * acc.compute_count and not seqs:
         out.append(_finding(
             "fusion.small_op_runs", "fusion",
             f"{where}: {acc.small_count} of {acc.compute_count} kernels run under {facts.SMALL_OP_US:.0f} us, in {acc.small_runs} runs of "
@@ -328,7 +393,6 @@ def device_findings(acc: DeviceAcc, doc: Dict[str, Any]) -> List[Dict[str, Any]]
             acc.small_time, where))
     # --- dynamic shapes
     dyn = doc["dynamic_shape_ops"]
-    compiles = acc.host.get("compile")
     if dyn:
         worst = dyn[0]
         out.append(_finding(
@@ -339,7 +403,8 @@ def device_findings(acc: DeviceAcc, doc: Dict[str, Any]) -> List[Dict[str, Any]]
             + (f"; {int(compiles[0])} operator compilations ({compiles[1] / 1000:.1f} ms)" if compiles else ""),
             "Pad inputs to a few fixed buckets (sequence length, batch) so each op sees a handful of shapes; with varying "
             "shapes keep jit compilation off so binary kernels are used.",
-            sum(acc.shape_stats.get((d["type"], s), [0, 0.0])[1] for d in dyn for s in acc.shapes.get(d["type"], ())) * 0.1,
+            (compiles[1] if compiles else 0.0)
+            + 0.1 * sum(acc.shape_stats.get((d["type"], s), [0, 0.0])[1] for d in dyn for s in acc.shapes.get(d["type"], ())),
             where, ["python -c 'import torch_npu; torch_npu.npu.set_compile_mode(jit_compile=False)'"]))
     elif acc.state_seen and acc.states["static"] == 0 and acc.states["dynamic"] > 0:
         out.append(_finding(

@@ -4,6 +4,7 @@ sets), so memory does not grow with the size of the profile.
 """
 from __future__ import annotations
 
+import bisect
 import heapq
 import re
 from collections import deque
@@ -124,6 +125,8 @@ class DeviceAcc:
         self.busy = Union()
         self.compute = Union()
         self.copy = Union()
+        self.copies_seen: List[float] = []
+        self.copy_starts: List[float] = []  # copies read before the kernel table (sorted), to split sequences
         self.tasks = 0
         self.compute_count = 0
         self.compute_time = 0.0
@@ -134,6 +137,9 @@ class DeviceAcc:
         self.small_runs = 0  # runs of >= SMALL_RUN consecutive small kernels
         self.shapes: Dict[str, Set[str]] = {}
         self.shape_stats: Dict[Tuple[str, str], List[float]] = {}
+        self.shape_first: Dict[str, Dict[str, Tuple[Optional[int], int]]] = {}  # type -> shape -> (step, call index)
+        self.type_steps: Dict[str, Set[int]] = {}
+        self.ops_by_type: Dict[str, int] = {}
         self.state_seen = False
         self.states = {"dynamic": 0, "static": 0}
         self.aicpu: Dict[str, List[float]] = {}
@@ -142,6 +148,7 @@ class DeviceAcc:
         self.copy_time = 0.0
         # fusion
         self.recent: Deque[str] = deque(maxlen=16)
+        self.recent_dur: Deque[float] = deque(maxlen=16)
         self.patterns: Dict[Tuple[str, ...], List[Any]] = {}
         self.win: Deque[Tuple[int, float, float]] = deque(maxlen=WINDOW_MAX)  # (key id, start, dur)
         self.win_ids: Dict[Tuple[str, str, str], int] = {}
@@ -160,7 +167,7 @@ class DeviceAcc:
 
     # ------------------------------------------------------------------ device tasks
     def task(self, start: float, dur: float, core: str, type_: str, name: str,
-             shapes: str = "", state: str = "", out_shapes: str = "") -> None:
+             shapes: str = "", state: str = "", out_shapes: str = "", step: Optional[int] = None) -> None:
         if dur < 0:
             return
         cls = task_class(core, type_, name)
@@ -178,10 +185,14 @@ class DeviceAcc:
         if cls == "copy":
             self.copy_time += dur
             self.copy.push(start, end)
+            if len(self.copies_seen) < 200000:
+                self.copies_seen.append(start)
+            self.win.clear()
             return
         if cls == "comm":
             self.comm_time += dur
             self.busy.push(start, end)
+            self.win.clear()
             return
         # compute
         self.busy.push(start, end, dur)
@@ -190,6 +201,14 @@ class DeviceAcc:
         self.compute_time += dur
         t = type_ or name
         cu = core.upper()
+        calls = self.ops_by_type.get(t, 0) + 1
+        self.ops_by_type[t] = calls
+        if step is not None:
+            ts = self.type_steps.get(t)
+            if ts is None:
+                self.type_steps[t] = {step}
+            elif len(ts) < 4096:
+                ts.add(step)
         if dur < facts.SMALL_OP_US:
             self.small_count += 1
             self.small_time += dur
@@ -222,8 +241,9 @@ class DeviceAcc:
                 seen = self.shapes.get(t)
                 if seen is None:
                     seen = self.shapes[t] = set()
-                if len(seen) < MAX_SHAPES_PER_TYPE:
+                if len(seen) < MAX_SHAPES_PER_TYPE and shp not in seen:
                     seen.add(shp)
+                    self.shape_first.setdefault(t, {})[shp] = (step, calls)
                 sk = (t, shp)
                 st = self.shape_stats.get(sk)
                 if st is None:
@@ -236,17 +256,25 @@ class DeviceAcc:
             shp = ""
         # fusion: op-type patterns on the kernel sequence
         self.recent.append(t)
+        self.recent_dur.append(dur)
         for pattern, _ in facts.FUSION_PATTERNS:
             n = len(pattern)
             if t == pattern[-1] and len(self.recent) >= n:
                 tail = tuple(list(self.recent)[-n:])
                 if tail == pattern:
+                    spent = sum(list(self.recent_dur)[-n:])
                     p = self.patterns.get(pattern)
                     if p is None:
-                        self.patterns[pattern] = [1, 0.0]
+                        self.patterns[pattern] = [1, spent]
                     else:
                         p[0] += 1
+                        p[1] += spent
         # fusion: repeated windows of kernels that keep the device busy < 40 % of their wall time
+        if self.copy_starts and self.win:
+            prev = self.win[-1]
+            i = bisect.bisect_right(self.copy_starts, prev[1] + prev[2])
+            if i < len(self.copy_starts) and self.copy_starts[i] < start:
+                self.win.clear()  # a copy ran between the two kernels: not one sequence
         wkey = (name, shp, out_shapes.strip().strip('"'))
         wid = self.win_ids.get(wkey)
         if wid is None:
@@ -281,8 +309,6 @@ class DeviceAcc:
                     rec[2] += busy
         # bandwidth contention: a kernel running inside a collective's window
         if self.comm_windows:
-            import bisect
-
             i = bisect.bisect_right(self.comm_windows, (start, float("inf"), "")) - 1
             if i >= 0:
                 ws, we, op = self.comm_windows[i]
@@ -306,6 +332,10 @@ class DeviceAcc:
     @property
     def has_tasks(self) -> bool:
         return self.busy.fed > 0 or self.copy.fed > 0
+
+    def active_total(self) -> float:
+        """Time the device computes, communicates or copies (copies assumed not to overlap compute)."""
+        return min(self.span(), self.busy.total + self.copy.total)
 
     def span(self) -> float:
         firsts = [u.first for u in (self.busy, self.copy) if u.first is not None]

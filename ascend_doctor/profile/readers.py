@@ -59,7 +59,8 @@ def read_kernels(path: str, get: Get, default_device: int) -> int:
     i_shape = col(cols, "input shapes")
     i_oshape = col(cols, "output shapes")
     i_state = col(cols, "op state")
-    width = max(i for i in (i_start, i_dur, i_type, i_name, i_core, i_dev, i_shape, i_oshape, i_state) if i is not None) + 1
+    i_step = col(cols, "step id")
+    width = max(i for i in (i_start, i_dur, i_type, i_name, i_core, i_dev, i_shape, i_oshape, i_state, i_step) if i is not None) + 1
     acc: Optional[DeviceAcc] = None
     acc_dev: Optional[int] = None
     n = 0
@@ -83,7 +84,8 @@ def read_kernels(path: str, get: Get, default_device: int) -> int:
             type_ = name
         acc.task(start, dur, row[i_core] if i_core is not None else "", type_, name,
                  row[i_shape] if i_shape is not None else "", row[i_state] if i_state is not None else "",
-                 row[i_oshape] if i_oshape is not None else "")
+                 row[i_oshape] if i_oshape is not None else "",
+                 int(row[i_step]) if i_step is not None and row[i_step].isdigit() else None)
         n += 1
     return n
 
@@ -126,7 +128,7 @@ _SYNC_API = ("aclrtSynchronizeStream", "aclrtSynchronizeStreamWithTimeout", "acl
 _COMPILE_API = ("aclopCompileAndExecute", "aclopCompileAndExecuteV2", "opCompile", "aclopCompile")
 
 
-def read_timeline(path: str, get: Get, default_device: int, device_tasks: bool, notes: List[str]) -> int:
+def read_timeline(path: str, get: Get, default_device: int, device_tasks: bool, notes: List[str], copies: bool = True) -> int:
     """trace_view.json / msprof_*.json: device tasks (when no kernel table was read), memcpy
     tasks, collectives, and the host events the rules need (compiles, syncs, allocations,
     host copies, optimizer steps)."""
@@ -160,7 +162,7 @@ def read_timeline(path: str, get: Get, default_device: int, device_tasks: bool, 
             ttype = str(args.get("Task Type", ""))
             up = name.upper()
             is_copy = up.startswith("MEMCPY") or ttype.upper() in ("MEMCPY_ASYNC", "SDMA_SQE", "PCIE_DMA_SQE")
-            if is_copy or device_tasks:
+            if (is_copy and copies) or (device_tasks and not is_copy):
                 core = "MEMCPY_ASYNC" if is_copy else ttype
                 get(dev).task(ts, dur, core, _kernel_type(name), name)
                 n += 1

@@ -44,7 +44,7 @@ def open_text(path: str) -> io.TextIOWrapper:
     return io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace", newline="")
 
 
-def csv_rows(path: str) -> Tuple[Dict[str, int], Iterator[List[str]]]:
+def csv_rows(path: str) -> Tuple[Dict[str, int], "Rows"]:
     """The normalised header (name -> column) and an iterator over the remaining rows."""
     fh = open_text(path)
     reader = csv.reader(fh)
@@ -52,7 +52,7 @@ def csv_rows(path: str) -> Tuple[Dict[str, int], Iterator[List[str]]]:
         header = next(reader)
     except StopIteration:
         fh.close()
-        return {}, iter(())
+        return {}, Rows(fh, iter(()))
     except csv.Error as exc:
         fh.close()
         raise FormatError(f"{path}: not a CSV file ({exc})") from None
@@ -60,16 +60,27 @@ def csv_rows(path: str) -> Tuple[Dict[str, int], Iterator[List[str]]]:
     for i, cell in enumerate(header):
         cols.setdefault(normalise_header(cell), i)
 
-    def rows() -> Iterator[List[str]]:
+    return cols, Rows(fh, reader)
+
+
+class Rows:
+    """The data rows of an open CSV file; closes the file when exhausted or on ``close()``."""
+
+    def __init__(self, fh: io.TextIOWrapper, reader: Any) -> None:
+        self.fh = fh
+        self.reader = reader
+
+    def __iter__(self) -> Iterator[List[str]]:
         try:
-            for row in reader:
+            for row in self.reader:
                 yield row
         except csv.Error:
             return  # a torn last line: stop where the file stops making sense
         finally:
-            fh.close()
+            self.fh.close()
 
-    return cols, rows()
+    def close(self) -> None:
+        self.fh.close()
 
 
 def col(cols: Dict[str, int], *names: str) -> Optional[int]:
