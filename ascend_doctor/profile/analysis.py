@@ -169,7 +169,7 @@ def _shares(acc: DeviceAcc) -> Dict[str, Optional[float]]:
     if acc.has_tasks and span > 0:
         out["span_us"] = _r(span)
         out["busy_pct"] = _r(100.0 * acc.busy.total / span)
-        out["copy_pct"] = _r(100.0 * acc.copy.total / span)
+        out["copy_pct"] = _r(min(100.0, 100.0 * acc.copy.total / span))
         out["comm_pct"] = _r(100.0 * max(acc.busy.total - acc.compute.total, 0.0) / span)
     st = acc.step_trace
     if st is not None:

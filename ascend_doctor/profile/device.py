@@ -338,7 +338,10 @@ class DeviceAcc:
         return min(self.span(), self.busy.total + self.copy.total)
 
     def span(self) -> float:
-        firsts = [u.first for u in (self.busy, self.copy) if u.first is not None]
-        if not firsts:
-            return 0.0
-        return max(self.busy.end, self.copy.end) - min(firsts)
+        """First to last compute/communication task (as the profiler's overlap analysis counts
+        it); copies only when there is nothing else."""
+        if self.busy.first is not None:
+            return self.busy.end - self.busy.first
+        if self.copy.first is not None:
+            return self.copy.end - self.copy.first
+        return 0.0

@@ -11,6 +11,9 @@ from .stream import FormatError, JsonArrayReader, col, csv_rows, load_small_json
 
 Get = Callable[[int], DeviceAcc]
 
+COMPUTE_TASK_TYPES = {"AI_CORE", "AI_VECTOR_CORE", "AI_CPU", "MIX_AIC", "MIX_AIV", "FFTS_PLUS", "OTHER", "KERNEL_AICORE",
+                      "KERNEL_AICPU", "KERNEL_MIX_AIC", "KERNEL_MIX_AIV", ""}
+_HCOM_SUFFIX = re.compile(r"_\d+(?:_\d+)*$")  # hcom_allReduce__868_0_1 -> hcom_allReduce_ (kernel_details' Type)
 _OPT = re.compile(r"Optimizer\.step#(\w+)\.step")
 _RANK_IN_NAME = re.compile(r"_(\d+)\.json$")
 
@@ -81,7 +84,7 @@ def read_kernels(path: str, get: Get, default_device: int) -> int:
         name = row[i_name] if i_name is not None else ""
         type_ = row[i_type] if i_type is not None else ""
         if not type_ or type_ == "N/A":
-            type_ = name
+            type_ = _kernel_type(name)  # Level0 tables carry no type: take it from the kernel name
         acc.task(start, dur, row[i_core] if i_core is not None else "", type_, name,
                  row[i_shape] if i_shape is not None else "", row[i_state] if i_state is not None else "",
                  row[i_oshape] if i_oshape is not None else "",
@@ -161,7 +164,9 @@ def read_timeline(path: str, get: Get, default_device: int, device_tasks: bool, 
         if isinstance(args, dict) and ("Task Type" in args or "Task Id" in args):
             ttype = str(args.get("Task Type", ""))
             up = name.upper()
-            is_copy = up.startswith("MEMCPY") or ttype.upper() in ("MEMCPY_ASYNC", "SDMA_SQE", "PCIE_DMA_SQE")
+            is_copy = up.startswith("MEMCPY") or ttype.upper() == "MEMCPY_ASYNC"
+            if not is_copy and ttype.upper() not in COMPUTE_TASK_TYPES:
+                continue  # collective sub-tasks (SDMA, Notify Wait, Write Value), events: the hcom_ op covers them
             if (is_copy and copies) or (device_tasks and not is_copy):
                 core = "MEMCPY_ASYNC" if is_copy else ttype
                 get(dev).task(ts, dur, core, _kernel_type(name), name)
@@ -169,7 +174,7 @@ def read_timeline(path: str, get: Get, default_device: int, device_tasks: bool, 
             continue
         if name.startswith("hcom_"):
             if device_tasks:
-                get(dev).task(ts, dur, "HCCL", name.split("@")[0], name)
+                get(dev).task(ts, dur, "HCCL", _HCOM_SUFFIX.sub("", name.split("@")[0]), name)
                 n += 1
             continue
         if name.startswith("AscendCL@"):
@@ -200,7 +205,11 @@ def read_timeline(path: str, get: Get, default_device: int, device_tasks: bool, 
 def _kernel_type(name: str) -> str:
     """Device task name -> op type: ``aclnnInplaceZero_ZerosLikeAiCore_ZerosLike`` -> ``ZerosLike``,
     ``MatMul91`` -> ``MatMul`` (the timeline carries no type column)."""
-    base = name.rsplit("_", 1)[-1] if name.startswith("aclnn") and "_" in name else name
+    if name.startswith("aclnn") and "_" in name:
+        return name.rsplit("_", 1)[-1]
+    if name.startswith("hcom_"):
+        return _HCOM_SUFFIX.sub("", name)
+    base = name
     if base.startswith("trans_"):
         base = base[6:]
     stripped = base.rstrip("0123456789")
