@@ -12,12 +12,19 @@ from typing import Any, Deque, Dict, List, Optional, Set, Tuple
 
 from . import facts
 
-REORDER = 4096          # tasks may arrive this far out of start order (several streams)
+REORDER = 4096          # tasks may arrive this far out of start order (several streams) ...
+REORDER_US = 10000.0    # ... or this many microseconds
 TOP_GAPS = 5
 MAX_SHAPES_PER_TYPE = 64
 MAX_SHAPE_KEYS = 50000
 MAX_WINDOW_KEYS = 20000
 WINDOW_MAX = 10
+MAX_SIGNATURES = 200000
+SMALL_OP_US = facts.SMALL_OP_US
+SMALL_RUN = facts.SMALL_RUN
+HOST_BOUND_BUSY = facts.HOST_BOUND_BUSY
+WINDOW_FULL = 50000
+WINDOW_STRIDE = 8
 
 COMM_CORES = {"HCCL", "COMMUNICATION"}
 COPY_NAMES = {"MEMCPY_ASYNC", "SDMA_SQE", "PCIE_DMA_SQE", "MEMCPY", "KERNEL_MEMCPY"}
@@ -55,11 +62,16 @@ def shape_elements(shapes: str) -> int:
     return total
 
 
+_BY_LAST: Dict[str, List[Tuple[Tuple[str, ...], int]]] = {}
+for _pattern, _ in facts.FUSION_PATTERNS:
+    _BY_LAST.setdefault(_pattern[-1], []).append((_pattern, len(_pattern)))
+
+
 class Union:
     """Length of the union of intervals fed roughly in start order; the largest idle gaps
     between them; and, per interval, the idle time just before it."""
 
-    __slots__ = ("heap", "cur_s", "cur_e", "total", "first", "gaps", "starved", "fed", "late", "seq")
+    __slots__ = ("heap", "cur_s", "cur_e", "total", "first", "gaps", "starved", "fed", "late", "seq", "last", "newest")
 
     def __init__(self) -> None:
         self.heap: List[Tuple[float, float, float]] = []
@@ -72,12 +84,24 @@ class Union:
         self.fed = 0
         self.late = 0
         self.seq = 0
+        self.last = float("-inf")    # start of the last interval fed
+        self.newest = float("-inf")  # newest start seen while reordering
 
     def push(self, s: float, e: float, starve_dur: float = -1.0) -> None:
         heap = self.heap
+        if not heap and s >= self.last:
+            self.last = s
+            self._feed(s, e, starve_dur)  # in order: no reordering needed
+            return
         heapq.heappush(heap, (s, e, starve_dur))
-        if len(heap) > REORDER:
-            self._feed(*heapq.heappop(heap))
+        if s > self.newest:
+            self.newest = s
+        # release what is older than the reorder window (count or time)
+        while heap and (len(heap) > REORDER or heap[0][0] + REORDER_US <= self.newest):
+            item = heapq.heappop(heap)
+            if item[0] > self.last:
+                self.last = item[0]
+            self._feed(*item)
 
     def _feed(self, s: float, e: float, starve_dur: float) -> None:
         self.fed += 1
@@ -122,6 +146,7 @@ class DeviceAcc:
         self.rank = rank
         self.run_root = run_root
         self.ops: Dict[Tuple[str, str], List[float]] = {}  # (type, core) -> [count, total]
+        self.sigs: Dict[Tuple[str, ...], List[Any]] = {}
         self.busy = Union()
         self.compute = Union()
         self.copy = Union()
@@ -166,22 +191,78 @@ class DeviceAcc:
         self.sources: Set[str] = set()
 
     # ------------------------------------------------------------------ device tasks
+    def _signature(self, core: str, type_: str, name: str, shapes: str, state: str, out_shapes: str,
+                   step: Optional[int]) -> List[Any]:
+        """What a row's text columns decide, computed once per distinct kernel signature:
+        [class, op type, ops record, kind (1 AI CPU, 2 AI Core, 0 other), aicpu record,
+        state key, shape-stat record, window id, fusion patterns ending here, type steps, last step]."""
+        cls = task_class(core, type_, name)
+        if cls == "other":
+            return [cls]
+        t = type_ or name
+        key = (t, core or cls.upper())
+        rec = self.ops.get(key)
+        if rec is None:
+            rec = self.ops[key] = [0, 0.0]
+        if cls != "compute":
+            return [cls, t, rec]
+        cu = core.upper()
+        kind = 1 if cu in AICPU_CORES else (2 if cu in AICORE_CORES else 0)
+        arec = None
+        if kind == 1:
+            arec = self.aicpu.get(t)
+            if arec is None:
+                arec = self.aicpu[t] = [0, 0.0, 0.0]
+        elif kind == 2:
+            self.aicore_types.add(t)
+        st = state.strip().lower() if state else ""
+        st = st if st in self.states else ""
+        shp = shapes.strip().strip('"') if shapes else ""
+        if shp == "N/A":
+            shp = ""
+        srec = None
+        if shp:
+            seen = self.shapes.get(t)
+            if seen is None:
+                seen = self.shapes[t] = set()
+            if len(seen) < MAX_SHAPES_PER_TYPE and shp not in seen:
+                seen.add(shp)
+                self.shape_first.setdefault(t, {})[shp] = (step, self.ops_by_type.get(t, 0) + 1)
+            sk = (t, shp)
+            srec = self.shape_stats.get(sk)
+            if srec is None and len(self.shape_stats) < MAX_SHAPE_KEYS:
+                srec = self.shape_stats[sk] = [0, 0.0, core]
+        wkey = (name, shp, out_shapes.strip().strip('"'))
+        wid = self.win_ids.get(wkey)
+        if wid is None:
+            if len(self.win_ids) < MAX_WINDOW_KEYS:
+                wid = self.win_ids[wkey] = len(self.win_ids)
+                self.labels.append(wkey)
+            else:
+                wid = -1
+        tsteps = self.type_steps.get(t) if step is not None else None
+        if step is not None and tsteps is None:
+            tsteps = self.type_steps[t] = set()
+        return [cls, t, rec, kind, arec, st, srec, wid, _BY_LAST.get(t, ()), tsteps, None]
+
     def task(self, start: float, dur: float, core: str, type_: str, name: str,
              shapes: str = "", state: str = "", out_shapes: str = "", step: Optional[int] = None) -> None:
         if dur < 0:
             return
-        cls = task_class(core, type_, name)
+        sk = (core, type_, name, shapes, state, out_shapes)
+        info = self.sigs.get(sk)
+        if info is None or (info[0] == "compute" and info[9] is None and step is not None):
+            info = self._signature(core, type_, name, shapes, state, out_shapes, step)
+            if len(self.sigs) < MAX_SIGNATURES:
+                self.sigs[sk] = info
+        cls = info[0]
         if cls == "other":
             return
         self.tasks += 1
         end = start + dur
-        key = (type_ or name, core or cls.upper())
-        rec = self.ops.get(key)
-        if rec is None:
-            self.ops[key] = [1, dur]
-        else:
-            rec[0] += 1
-            rec[1] += dur
+        rec = info[2]
+        rec[0] += 1
+        rec[1] += dur
         if cls == "copy":
             self.copy_time += dur
             self.copy.push(start, end)
@@ -195,118 +276,85 @@ class DeviceAcc:
             self.win.clear()
             return
         # compute
+        _, t, _, kind, arec, st, srec, wid, patterns, tsteps, last_step = info
         self.busy.push(start, end, dur)
         self.compute.push(start, end)
         self.compute_count += 1
         self.compute_time += dur
-        t = type_ or name
-        cu = core.upper()
-        calls = self.ops_by_type.get(t, 0) + 1
-        self.ops_by_type[t] = calls
-        if step is not None:
-            ts = self.type_steps.get(t)
-            if ts is None:
-                self.type_steps[t] = {step}
-            elif len(ts) < 4096:
-                ts.add(step)
-        if dur < facts.SMALL_OP_US:
+        self.ops_by_type[t] = self.ops_by_type.get(t, 0) + 1
+        if step is not None and step != last_step and tsteps is not None:
+            info[10] = step
+            if len(tsteps) < 4096:
+                tsteps.add(step)
+        if dur < SMALL_OP_US:
             self.small_count += 1
             self.small_time += dur
-            self.small_run += 1
-            if self.small_run == facts.SMALL_RUN:
+            run = self.small_run = self.small_run + 1
+            if run == SMALL_RUN:
                 self.small_runs += 1
-            if self.small_run > self.longest_small_run:
-                self.longest_small_run = self.small_run
+            if run > self.longest_small_run:
+                self.longest_small_run = run
         else:
             self.small_run = 0
-        if cu in AICPU_CORES:
-            a = self.aicpu.get(t)
-            if a is None:
-                self.aicpu[t] = [1, dur, dur]
-            else:
-                a[0] += 1
-                a[1] += dur
-                if dur > a[2]:
-                    a[2] = dur
-        elif cu in AICORE_CORES:
-            self.aicore_types.add(t)
-        if state:
-            s = state.strip().lower()
-            if s in self.states:
-                self.state_seen = True
-                self.states[s] += 1
-        if shapes:
-            shp = shapes.strip().strip('"')
-            if shp and shp != "N/A":
-                seen = self.shapes.get(t)
-                if seen is None:
-                    seen = self.shapes[t] = set()
-                if len(seen) < MAX_SHAPES_PER_TYPE and shp not in seen:
-                    seen.add(shp)
-                    self.shape_first.setdefault(t, {})[shp] = (step, calls)
-                sk = (t, shp)
-                st = self.shape_stats.get(sk)
-                if st is None:
-                    if len(self.shape_stats) < MAX_SHAPE_KEYS:
-                        self.shape_stats[sk] = [1, dur, core]
-                else:
-                    st[0] += 1
-                    st[1] += dur
-        else:
-            shp = ""
+        if kind == 1:
+            arec[0] += 1
+            arec[1] += dur
+            if dur > arec[2]:
+                arec[2] = dur
+        if st:
+            self.state_seen = True
+            self.states[st] += 1
+        if srec is not None:
+            srec[0] += 1
+            srec[1] += dur
         # fusion: op-type patterns on the kernel sequence
-        self.recent.append(t)
+        recent = self.recent
+        recent.append(t)
         self.recent_dur.append(dur)
-        for pattern, _ in facts.FUSION_PATTERNS:
-            n = len(pattern)
-            if t == pattern[-1] and len(self.recent) >= n:
-                tail = tuple(list(self.recent)[-n:])
-                if tail == pattern:
-                    spent = sum(list(self.recent_dur)[-n:])
-                    p = self.patterns.get(pattern)
-                    if p is None:
-                        self.patterns[pattern] = [1, spent]
-                    else:
-                        p[0] += 1
-                        p[1] += spent
+        for pattern, n in patterns:
+            if len(recent) >= n and tuple(list(recent)[-n:]) == pattern:
+                spent = sum(list(self.recent_dur)[-n:])
+                p = self.patterns.get(pattern)
+                if p is None:
+                    self.patterns[pattern] = [1, spent]
+                else:
+                    p[0] += 1
+                    p[1] += spent
         # fusion: repeated windows of kernels that keep the device busy < 40 % of their wall time
-        if self.copy_starts and self.win:
-            prev = self.win[-1]
+        win = self.win
+        if self.copy_starts and win:
+            prev = win[-1]
             i = bisect.bisect_right(self.copy_starts, prev[1] + prev[2])
             if i < len(self.copy_starts) and self.copy_starts[i] < start:
-                self.win.clear()  # a copy ran between the two kernels: not one sequence
-        wkey = (name, shp, out_shapes.strip().strip('"'))
-        wid = self.win_ids.get(wkey)
-        if wid is None:
-            if len(self.win_ids) < MAX_WINDOW_KEYS:
-                wid = self.win_ids[wkey] = len(self.win_ids)
-                self.labels.append(wkey)
-            else:
-                wid = -1
-        self.win.append((wid, start, dur))
-        if len(self.win) >= 2 and wid >= 0:
-            items = list(self.win)
-            busy = 0.0
-            last_end = end
-            for length in range(1, len(items) + 1):
-                k, s0, d0 = items[-length]
+                win.clear()  # a copy ran between the two kernels: not one sequence
+        win.append((wid, start, dur))
+        n = len(win)
+        # past WINDOW_FULL kernels, windows are sampled at every WINDOW_STRIDE-th kernel and
+        # their counts scaled back (an unbiased count at a fraction of the work)
+        count = self.compute_count
+        if n >= 2 and wid >= 0 and (count <= WINDOW_FULL or count % WINDOW_STRIDE == 0):
+            weight = 1 if count <= WINDOW_FULL else WINDOW_STRIDE
+            ids_all = tuple([w[0] for w in win])
+            busy = dur
+            windows = self.windows
+            threshold = HOST_BOUND_BUSY
+            for back in range(n - 2, -1, -1):
+                k, s0, d0 = win[back]
                 if k < 0:
                     break
                 busy += d0
-                if length < 2:
+                wall = end - s0
+                if wall <= 0 or busy >= threshold * wall:
                     continue
-                wall = last_end - s0
-                if wall <= 0 or busy / wall >= facts.HOST_BOUND_BUSY:
-                    continue
-                ids = tuple(i[0] for i in items[-length:])
-                rec = self.windows.get(ids)
-                if rec is None:
-                    if len(self.windows) < MAX_WINDOW_KEYS:
-                        self.windows[ids] = [1, wall, busy]
+                ids = ids_all[back:]
+                wrec = windows.get(ids)
+                if wrec is None:
+                    if len(windows) < MAX_WINDOW_KEYS:
+                        windows[ids] = [weight, wall * weight, busy * weight]
                 else:
-                    rec[0] += 1
-                    rec[1] += wall
-                    rec[2] += busy
+                    wrec[0] += weight
+                    wrec[1] += wall * weight
+                    wrec[2] += busy * weight
         # bandwidth contention: a kernel running inside a collective's window
         if self.comm_windows:
             i = bisect.bisect_right(self.comm_windows, (start, float("inf"), "")) - 1
