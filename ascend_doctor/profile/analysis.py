@@ -292,7 +292,8 @@ def device_findings(acc: DeviceAcc, doc: Dict[str, Any]) -> List[Dict[str, Any]]
     def seq_text(seq: Tuple[float, Tuple[int, ...], float, float]) -> str:
         wall, ids, count, kbusy = seq
         names = [acc.labels[i][0] for i in ids]
-        return f"the kernel sequence {' > '.join(names)} repeats {int(count)}x and keeps the device busy only {100 * kbusy / wall:.0f}% of its wall time"
+        shown = " > ".join(names if len(names) <= 6 else names[:6] + [f"... ({len(names)} kernels)"])
+        return f"the kernel sequence {shown} repeats {int(count)}x and keeps the device busy only {100 * kbusy / wall:.0f}% of its wall time"
 
     # --- dispatch: the host does not feed the device (idle time that copies, compiles and
     # allocations do not explain: those have findings of their own)

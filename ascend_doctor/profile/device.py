@@ -237,7 +237,7 @@ class DeviceAcc:
         if wid is None:
             if len(self.win_ids) < MAX_WINDOW_KEYS:
                 wid = self.win_ids[wkey] = len(self.win_ids)
-                self.labels.append(wkey)
+                self.labels.append((t, shp))
             else:
                 wid = -1
         tsteps = self.type_steps.get(t) if step is not None else None

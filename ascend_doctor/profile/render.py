@@ -17,6 +17,17 @@ def _device_label(d: Dict[str, Any]) -> str:
     return f"rank {d['rank']} (device {d['device']})" if d.get("rank") is not None else f"device {d['device']}"
 
 
+def _show(path: str) -> str:
+    """A path as short as it can be said: relative to the working directory when under it."""
+    import os
+
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
 def render_json(doc: Dict[str, Any]) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False)
 
@@ -28,7 +39,7 @@ def render_text(doc: Dict[str, Any], verbose: int = 0) -> str:
     out.append(f"ascend-doctor profile: {len(runs)} run{'s' if len(runs) != 1 else ''}, {len(devs)} device{'s' if len(devs) != 1 else ''}")
     for r in runs:
         extra = ", ".join(f"{k} {r[k]}" for k in ("torch_npu", "cann", "level", "rank") if r.get(k) is not None)
-        out.append(f"  {r['layout']:<9} {r['path']}" + (f"  ({extra})" if extra else ""))
+        out.append(f"  {r['layout']:<9} {_show(r['path'])}" + (f"  ({extra})" if extra else ""))
     out.append("")
     limit = len(devs) if verbose else 8
     for d in devs[:limit]:
@@ -102,8 +113,8 @@ def render_compare_text(doc: Dict[str, Any], verbose: int = 0) -> str:
         return ", ".join(f"{k} {v[k]}" for k in ("torch_npu", "cann") if k in v) or "versions not recorded"
 
     out.append("ascend-doctor profile compare")
-    out.append(f"  base: {', '.join(doc['inputs']['base'])}  ({vers(vb)})")
-    out.append(f"  new:  {', '.join(doc['inputs']['new'])}  ({vers(vn)})")
+    out.append(f"  base: {', '.join(_show(p) for p in doc['inputs']['base'])}  ({vers(vb)})")
+    out.append(f"  new:  {', '.join(_show(p) for p in doc['inputs']['new'])}  ({vers(vn)})")
     for side in ("base", "new"):
         devs = doc[side]["devices"]
         busy = [d["busy_pct"] for d in devs if d["busy_pct"] is not None]

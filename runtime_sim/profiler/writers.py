@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, IO, Iterator, List, Optional, Tuple
