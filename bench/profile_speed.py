@@ -33,18 +33,40 @@ STEPS_PER_RUN = 2000
 
 PROFILE = """
 import json, resource, sys, time
+def _hwm_kb():
+    # the high-water mark of this process's own memory (ru_maxrss would include the parent's
+    # RSS at fork: Linux carries it across exec)
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 sys.path.insert(0, {root!r})
 from ascend_doctor.profile import analyze
 t = time.perf_counter()
 doc = analyze({paths!r})
 dt = time.perf_counter() - t
 d = doc["devices"]
-print(json.dumps({{"seconds": dt, "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+print(json.dumps({{"seconds": dt, "rss_kb": _hwm_kb(),
                   "devices": len(d), "tasks": sum(x["tasks"] for x in d), "first": (doc["findings"] or [{{}}])[0].get("id")}}))
 """
 
 PEER = """
 import csv, json, resource, sys, time
+def _hwm_kb():
+    # the high-water mark of this process's own memory (ru_maxrss would include the parent's
+    # RSS at fork: Linux carries it across exec)
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 csv.field_size_limit(1 << 30)
 t = time.perf_counter()
 rows = 0
@@ -53,7 +75,7 @@ for p in {files!r}:
         for row in csv.reader(fh):
             rows += 1
 dt = time.perf_counter() - t
-print(json.dumps({{"seconds": dt, "rows": rows, "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}}))
+print(json.dumps({{"seconds": dt, "rows": rows, "rss_kb": _hwm_kb()}}))
 """
 
 
