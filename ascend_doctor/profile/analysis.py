@@ -109,7 +109,7 @@ def _read_run(job: Job, run: Run) -> None:
                 acc.copy_starts = sorted(acc.copies_seen) if len(acc.copies_seen) < 200000 else []
     kernel_rows = 0
     for path in run.of("kernels"):
-        kernel_rows += attempt(read_kernels, path, get, default_device)
+        kernel_rows += attempt(read_kernels, path, get, default_device, job.notes if path == run.of("kernels")[0] else None)
     timeline_tasks = 0
     for path in run.of("timeline"):
         timeline_tasks += attempt(read_timeline, path, get, default_device, kernel_rows == 0, job.notes, copies == 0)

@@ -46,7 +46,7 @@ def run_info(run: Run, notes: List[str]) -> Dict[str, Any]:
     return out
 
 
-def read_kernels(path: str, get: Get, default_device: int) -> int:
+def read_kernels(path: str, get: Get, default_device: int, notes: Optional[List[str]] = None) -> int:
     """kernel_details.csv (torch_npu) or op_summary_*.csv (msprof): one row per device task."""
     cols, rows = csv_rows(path)
     i_start = col(cols, "start time", "task start time")
@@ -63,6 +63,12 @@ def read_kernels(path: str, get: Get, default_device: int) -> int:
     i_oshape = col(cols, "output shapes")
     i_state = col(cols, "op state")
     i_step = col(cols, "step id")
+    if notes is not None:
+        missing = [what for what, i in (("core (AI Core / AI CPU)", i_core), ("OP State", i_state), ("Input Shapes", i_shape)) if i is None]
+        if missing:
+            notes.append(f"{path}: no {', '.join(missing)} column (a Level0 or task-time l0 capture): the checks that need "
+                         "them (AI CPU slow paths, dynamic-shape kernels, shape variety) could not run; profile with "
+                         "profiler_level=Level1 and record_shapes=True to have them")
     width = max(i for i in (i_start, i_dur, i_type, i_name, i_core, i_dev, i_shape, i_oshape, i_state, i_step) if i is not None) + 1
     acc: Optional[DeviceAcc] = None
     acc_dev: Optional[int] = None
