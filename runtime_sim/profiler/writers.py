@@ -10,7 +10,7 @@
   ``op_summary_{stamp}.csv`` (or ``op_summary_slice_N_{stamp}.csv`` slices), ``op_statistic_*``,
   ``task_time_*`` and the ``msprof_{stamp}.json`` timeline.
 
-Sources of the formats: https://gitee.com/ascend/pytorch/blob/master/docs/en/developer_notes/ascend_pytorch_profiler_user_guide.md
+Sources of the formats: https://github.com/Ascend/pytorch/blob/9e73e708ab9350d203475609f36f8a43f6a0c2ab/docs/en/developer_notes/ascend_pytorch_profiler_user_guide.md
 (torch_npu directory and files), https://github.com/Ascend/msprof/blob/9ba1ac7be913da2944126672b6808db3860d40a3/docs/en/user_guide/profile_data_file_references.md
 (msprof files and columns); column order as in the msprof assemblers and their unit tests
 (https://github.com/Ascend/msprof/tree/9ba1ac7be913da2944126672b6808db3860d40a3/analysis/csrc/application/summary).
