@@ -139,7 +139,13 @@ def render_compare_text(doc: Dict[str, Any], verbose: int = 0) -> str:
 
 
 def render_compare_md(doc: Dict[str, Any]) -> str:
-    out = ["## ascend-doctor profile compare", "", "| op type | base (us) | new (us) | ratio |", "|---|---|---|---|"]
+    out = ["## ascend-doctor profile compare", ""]
+    for side in ("base", "new"):
+        v = doc["versions"][side]
+        vers = ", ".join(f"{k} {v[k]}" for k in ("torch_npu", "cann") if k in v) or "versions not recorded"
+        out.append(f"- **{side}**: `{', '.join(_show(p) for p in doc['inputs'][side])}` ({vers})")
+    out += ["", "| op type | base (us) | new (us) | ratio | cores |", "|---|---|---|---|---|"]
     for c in doc["changes"][:20]:
-        out.append(f"| {c['type']} | {c['base_us']:.1f} | {c['new_us']:.1f} | {'' if c['ratio'] is None else c['ratio']} |")
+        cores = c["base_core"] if c["base_core"] == c["new_core"] else f"{c['base_core'] or '-'} -> {c['new_core'] or '-'}"
+        out.append(f"| {c['type']} | {c['base_us']:.1f} | {c['new_us']:.1f} | {'' if c['ratio'] is None else c['ratio']} | {cores} |")
     return "\n".join(out) + "\n"
