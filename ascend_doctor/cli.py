@@ -297,6 +297,19 @@ def compat(
           trust_root=trust_root, npu_smi=npu_smi, fmt=fmt, json_flag=json_out)
 
 
+@app.command()
+def profile(
+    paths: List[str] = typer.Argument(..., help="Profiling output: *_ascend_pt / PROF_* / cluster_analysis_output trees or their parent (several runs or ranks), or `compare BASE NEW`.", metavar="DIR...|compare BASE NEW"),
+    verbose: int = typer.Option(0, "-v", "--verbose", count=True, help="Every device and finding."),
+    json_out: bool = JSON_OPT,
+    fmt: str = FORMAT_OPT,
+) -> None:
+    """Performance from msprof / torch_npu profiler output: busy share, gaps, copies, top ops, fusion, shapes, slow paths, communication."""
+    from .commands.profile import run_profile
+
+    _call(run_profile, paths, fmt=fmt, json_flag=json_out, verbose=verbose)
+
+
 def main() -> None:
     # a terminal or pipe that cannot encode ✓ or · must not end the run with a traceback
     for stream in (sys.stdout, sys.stderr):

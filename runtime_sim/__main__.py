@@ -79,6 +79,11 @@ def _dispatch(args: argparse.Namespace) -> int:
         sys.stdout.write(describe(result.host) + "\n")
         sys.stdout.write(f"  logs      {result.log_dir}\n  console   {result.console_file}\n")
         sys.stdout.write("  triage    ascend-doctor triage " + f"{result.log_dir} {result.console_file}\n")
+        facts = getattr(result.workload, "facts", None) or {}
+        if facts.get("profile_dir"):
+            sys.stdout.write(f"  profile   ascend-doctor profile {facts['profile_dir']}\n")
+        if facts.get("profile_after_upgrade"):
+            sys.stdout.write(f"  compare   ascend-doctor profile compare {facts['profile_dir']} {facts['profile_after_upgrade']}\n")
         return 0
     if args.command == "show":
         return _show(args.scenario)

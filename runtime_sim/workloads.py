@@ -102,6 +102,16 @@ _SPECIFIC: Dict[str, Dict[str, Tuple[Any, str]]] = {
         "trace": ("training_varlen", "training_varlen | llm_serving_kv_concat | video_diffusion"),
         "alloc_conf": ("", "PYTORCH_NPU_ALLOC_CONF (expandable_segments:True avoids the OOM)"),
     },
+    "perf": {
+        "profile": ("healthy", "runtime_sim.profiler scenario: healthy | dispatch_bound | copy_bound | unfused_small_ops | "
+                               "dynamic_shapes | slow_path | comm_bound | jittery_allocation"),
+        "layout": ("torch_npu", "torch_npu (*_ascend_pt) | msprof (PROF_*)"),
+        "profile_dir": ("", "where the profiler output goes (the builder passes ~/work/profile on the host)"),
+        "steps": (20, "profiled steps"),
+        "upgrade_to": ("", "slow_path: also profile the run after upgrading torch_npu to this version"),
+        "upgrade_cann": ("", "CANN of the upgraded run"),
+        "slices": (1, "msprof: op_summary slices"),
+    },
     "hccl_timeout": {
         "world_size": (8, "ranks"), "ranks_per_node": (8, "ranks per node"),
         "root_rank": (3, "the rank that fails first"),
@@ -448,6 +458,38 @@ def _run_oom_fragmentation(p: Dict[str, Any], stack: Stack, out_root: Path, seed
     facts.update(category="oom_fragmentation", failed=True, exception=err.python_type,
                  fields=dict(err.fields))
     return _finish("oom_fragmentation", proc, out_root, 1, facts)
+
+
+def _run_perf(p: Dict[str, Any], stack: Stack, out_root: Path, seed: int) -> WorkloadResult:
+    """A job that runs to the end, slowly for a known reason; its profile shows why."""
+    from runtime_sim import profiler
+
+    out_root.mkdir(parents=True, exist_ok=True)
+    dest = Path(p["profile_dir"]) if p["profile_dir"] else out_root.parent.parent / "work" / "profile"
+    params: Dict[str, Any] = {"steps": int(p["steps"])}
+    common = dict(layout=str(p["layout"]), seed=seed, torch_npu=str(p["torch_npu"]), cann=str(p["cann"]),
+                  pid=int(p["pid"]), slices=int(p["slices"]), slice_rows=400 if int(p["slices"]) > 1 else 0)
+    try:
+        runs = profiler.write(str(p["profile"]), dest, params=params, **common)
+        facts: Dict[str, Any] = {"category": None, "failed": False, "profile": str(p["profile"]),
+                                 "profile_dir": str(dest), "profile_runs": [str(r) for r in runs]}
+        if p["upgrade_to"]:
+            after = dest.parent / (dest.name + "_after_upgrade")
+            common.update(torch_npu=str(p["upgrade_to"]), cann=str(p["upgrade_cann"] or p["cann"]))
+            common["seed"] = seed + 1
+            profiler.write(str(p["profile"]), after, params=dict(params, fixed=True), **common)
+            facts["profile_after_upgrade"] = str(after)
+    except ValueError as err:
+        raise WorkloadError("workload perf: %s" % err) from None
+    lines = []
+    step_ms = 0.0
+    for step in range(1, int(p["steps"]) + 1):
+        step_ms = 100.0 + (step * 37 % 11)
+        if step % 5 == 0 or step == 1:
+            lines.append("[rank0] step %d/%d | loss %.4f | %.1f ms/step" % (step, int(p["steps"]), 2.5 / (1 + 0.05 * step), step_ms))
+    lines.append("[rank0] profiler: data written to %s" % dest)
+    text = "\n".join(lines) + "\n"
+    return WorkloadResult("perf", text, {"main": text}, [], [out_root], 0, facts)
 
 
 def _run_hccl_timeout(p: Dict[str, Any], stack: Stack, out_root: Path, seed: int) -> WorkloadResult:

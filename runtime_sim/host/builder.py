@@ -44,6 +44,11 @@ class BuiltHost:
     def console_file(self) -> Path:
         return self.root / CONSOLE_FILE
 
+    @property
+    def profile_dir(self) -> Path:
+        """Where a profiled workload writes the profiler's output (~/work/profile of the host user)."""
+        return self.root / self.plan.user.home.lstrip("/") / "work" / "profile"
+
     def check_argv(self) -> List[str]:
         """The doctor command line that judges this host."""
         return ["ascend-doctor", "check", "--root", str(self.root), "--env-file", str(self.env_file)]
@@ -108,7 +113,10 @@ def run(scenario: Union[str, Scenario], dest: Union[str, Path]) -> RunResult:
     except ImportError as exc:
         raise BuildError(f"runtime_sim.workloads is not available ({exc}); the runtime part of the simulator has not landed") from None
     host.log_dir.mkdir(parents=True, exist_ok=True)
-    params = host_facts(host.plan, workloads.describe(spec.kind))
+    accepted = workloads.describe(spec.kind)
+    params = host_facts(host.plan, accepted)
+    if "profile_dir" in accepted:
+        params["profile_dir"] = str(host.profile_dir)
     params.update(spec.params)
     try:
         result = workloads.run(spec.kind, params, host.log_dir, host.scenario.seed)

@@ -129,12 +129,29 @@ class ExpectedFinding:
     status: str = "fail"
 
 
+PROFILE_LAYERS = ("dispatch", "copy", "fusion", "dynamic_shape", "slow_path", "communication")
+
+
+@dataclass(frozen=True)
+class ProfileExpectation:
+    """What ``profile`` must report on the scenario's profile: its first finding's layer and id,
+    optionally an op type that finding names, the slowest rank, and the op that ``profile compare``
+    (before -> after the upgrade) must list first."""
+
+    layer: Optional[str] = None  # None: no finding at all (a healthy run)
+    finding: Optional[str] = None
+    op: Optional[str] = None
+    slowest_rank: Optional[int] = None
+    compare_first: Optional[str] = None
+
+
 @dataclass(frozen=True)
 class Expectation:
     check: Tuple[ExpectedFinding, ...] = ()
     triage_category: Optional[str] = None
     first_failing_rank: Optional[int] = None
     oom_verdict: Optional[str] = None
+    profile: Optional[ProfileExpectation] = None
 
 
 @dataclass(frozen=True)
@@ -405,7 +422,7 @@ def _workload(r: _Reader, raw: Any) -> Optional[WorkloadSpec]:
 
 
 def _expect(r: _Reader, raw: Any) -> Expectation:
-    e = r.mapping(raw, "expect", ("check", "triage", "oom"), required=("check",))
+    e = r.mapping(raw, "expect", ("check", "triage", "oom", "profile"), required=("check",))
     findings = []
     seen = set()
     for i, item in enumerate(r.sequence(e["check"], "expect.check")):
@@ -434,4 +451,18 @@ def _expect(r: _Reader, raw: Any) -> Expectation:
     if e.get("oom") is not None:
         o = r.mapping(e["oom"], "expect.oom", ("verdict",), required=("verdict",))
         oom = r.string(o["verdict"], "expect.oom.verdict", OOM_VERDICTS)
-    return Expectation(check=tuple(findings), triage_category=triage_category, first_failing_rank=first_rank, oom_verdict=oom)
+    profile = None
+    if e.get("profile") is not None:
+        pm = r.mapping(e["profile"], "expect.profile", ("layer", "finding", "op", "slowest_rank", "compare_first"))
+        layer = r.string(pm.get("layer"), "expect.profile.layer", PROFILE_LAYERS, optional=True)
+        finding = r.string(pm.get("finding"), "expect.profile.finding", optional=True)
+        if finding is not None and (layer is None or not finding.startswith(layer + ".")):
+            raise r.error("expect.profile.finding", f"{finding!r} must start with its layer ({layer}.)")
+        profile = ProfileExpectation(
+            layer=layer, finding=finding,
+            op=r.string(pm.get("op"), "expect.profile.op", optional=True),
+            slowest_rank=r.integer(pm["slowest_rank"], "expect.profile.slowest_rank", minimum=0) if pm.get("slowest_rank") is not None else None,
+            compare_first=r.string(pm.get("compare_first"), "expect.profile.compare_first", optional=True),
+        )
+    return Expectation(check=tuple(findings), triage_category=triage_category, first_failing_rank=first_rank, oom_verdict=oom,
+                       profile=profile)

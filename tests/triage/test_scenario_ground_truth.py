@@ -3,8 +3,8 @@
 The workload runs into tmp (``runtime_sim.host.run``: its plog tree and console capture);
 triage reads both, as a user would hand them over. The first incident must carry the
 scenario's ``expect.triage.category`` and, for multi-rank failures, the first failing
-rank. The same holds with the signals alone (no knowledge base), so a KB change cannot
-hide a triage regression. Extra checks use the workload's own facts where it has them.
+rank. Triage reads one rule base, the knowledge base, so a KB change is tested here too.
+Extra checks use the workload's own facts where it has them.
 """
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from ascend_doctor.triage.knowledge import Knowledge
 from runtime_sim.host import run
 from runtime_sim.scenarios import load_all
 
-SCENARIOS = [s for s in load_all() if s.workload is not None]
+SCENARIOS = [s for s in load_all() if s.workload is not None and s.expect.triage_category]
+# slow jobs (perf_*): they finish; their truth is what `profile` finds (tests/profile)
+QUIET = [s for s in load_all() if s.workload is not None and not s.expect.triage_category]
 KNOWLEDGE = {"with-kb": Knowledge()}
 
 
@@ -29,6 +31,13 @@ def test_the_catalog_has_runtime_scenarios_with_ground_truth():
 def runs(tmp_path_factory):
     base = tmp_path_factory.mktemp("scenarios")
     return {s.name: run(s, base / s.name) for s in SCENARIOS}
+
+
+@pytest.mark.parametrize("scenario", QUIET, ids=[s.name for s in QUIET])
+def test_a_job_that_only_ran_slowly_has_no_incident(scenario, tmp_path):
+    result = run(scenario, tmp_path / scenario.name)
+    report = triage_paths([str(result.log_dir), str(result.console_file)], knowledge=KNOWLEDGE["with-kb"])
+    assert report.incidents == [], [i.display_title for i in report.incidents]
 
 
 @pytest.mark.parametrize("mode", sorted(KNOWLEDGE))
