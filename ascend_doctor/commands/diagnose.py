@@ -54,9 +54,11 @@ def _sim(scenario: str) -> Tuple[Path, Path, List[str], List[str]]:
 
 def _sim_profiles(result) -> List[str]:
     """Profiling output a scenario's workload wrote (scenarios with a performance cause)."""
-    for holder in (result, getattr(result, "workload", None)):
+    workload = getattr(result, "workload", None)
+    facts = getattr(workload, "facts", None) or {}
+    for holder in (result, workload, facts):
         for attr in ("profile_dir", "profile_dirs", "profile"):
-            value = getattr(holder, attr, None)
+            value = holder.get(attr) if isinstance(holder, dict) else getattr(holder, attr, None)
             if isinstance(value, (str, Path)) and Path(value).exists():
                 return [str(value)]
             if isinstance(value, (list, tuple)) and value and all(isinstance(x, (str, Path)) for x in value):

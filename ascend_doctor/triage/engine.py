@@ -204,10 +204,11 @@ PASTE_MAX_LINES = 200
 
 
 def _paste_fallback(walk: Walk, stats: Stats) -> List[Event]:
-    """A short paste in which nothing was recognised still gets an answer: its last line, as an
-    unrecognised error. Someone who pastes a few lines into triage is asking about them, and
-    "no incidents" would tell them nothing is wrong. Log files and trees keep "no incidents"."""
-    pastes = [s for s in walk.sources if s.kind_hint == "console" or s.log_class is None]
+    """A short paste (text piped to stdin) in which nothing was recognised still gets an answer: its
+    last line, as an unrecognised error. Someone who pastes a few lines into triage is asking about
+    them, and "no incidents" would tell them nothing is wrong. Files and trees keep "no incidents":
+    a clean log is a real answer."""
+    pastes = [s for s in walk.sources if s.display == "<stdin>"]
     if len(walk.sources) != 1 or len(pastes) != 1 or stats.lines > PASTE_MAX_LINES:
         return []
     src = pastes[0]

@@ -151,6 +151,16 @@ def _judge_diagnose(row: Row) -> None:
         row.problems.append(f"diagnose printed no JSON (exit {proc.returncode}): {proc.stderr.strip()[-300:]}")
         return
     cause = doc.get("cause")
+    prof = getattr(s.expect, "profile", None)
+    if prof is not None:  # a job that only ran slowly: diagnose must end at the profile's layer
+        want_layer, found_layer = prof.layer, (cause or {}).get("layer")
+        row.diagnose = f"{want_layer or 'none'} / {found_layer or 'none'}" + (f" @{cause['step']}" if cause else "")
+        if found_layer != want_layer:
+            path = ", ".join(f"{st['id']}={st['verdict']}" for st in doc.get("steps", []))
+            row.problems.append(f"diagnose: ended at layer {found_layer}, expected {want_layer} (path: {path})")
+        if proc.returncode != (1 if want_layer else 0):
+            row.problems.append(f"diagnose: exit {proc.returncode}, expected {1 if want_layer else 0}")
+        return
     found = cause.get("category") if cause else None
     want = expected_cause(s)
     row.diagnose = f"{want or 'none'} / {found or 'none'}" + (f" @{cause['step']}" if cause else "")
