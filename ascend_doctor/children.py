@@ -25,6 +25,7 @@ TOKEN = f"{os.getpid()}-{secrets.token_hex(6)}"
 _START = time.time()
 _lock = threading.Lock()
 _live: Dict[int, "subprocess.Popen[bytes]"] = {}
+_spawned = [False]  # did this run start any child? (a run that did not has nothing to sweep)
 _marks: Dict[int, str] = {}  # pid -> its mark
 _seq = [0]
 
@@ -49,6 +50,7 @@ def spawn(argv: Sequence[str], env: Mapping[str, str], cwd: Optional[str] = None
     )
     with _lock:
         _live[proc.pid] = proc
+        _spawned[0] = True
         _marks[proc.pid] = mark
     return proc
 
@@ -122,7 +124,8 @@ def kill_all() -> None:
         procs = list(_live.values())
     for proc in procs:
         finish(proc, sweep_marked=False)
-    sweep()
+    if _spawned[0]:
+        sweep()
 
 
 def live() -> List[int]:

@@ -2,11 +2,15 @@
 
 The child gets an address-space limit (RLIMIT_AS) so that an input that would still
 allocate without bound fails inside the limit instead of taking the machine down.
+
+The child is started by a small launcher process, not forked from the test process: Linux
+records the memory a process had before exec in its ru_maxrss, so a child forked from a
+pytest worker that already loaded torch would report the worker's size, not its own.
 """
 from __future__ import annotations
 
+import json
 import os
-import resource
 import subprocess
 import sys
 import threading
@@ -32,8 +36,20 @@ class Outcome:
         return self.stdout + self.stderr
 
 
-def _limit() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
+# fork + exec the case from a fresh, small interpreter; report the child's own rusage on fd N
+_LAUNCHER = r"""
+import json, os, resource, sys
+fd, argv = int(sys.argv[1]), json.loads(sys.argv[2])
+resource.setrlimit(resource.RLIMIT_AS, (%d, %d))
+pid = os.fork()
+if pid == 0:
+    os.close(fd)
+    os.execv(argv[0], argv)
+_, status, usage = os.wait4(pid, 0)
+os.write(fd, json.dumps({"status": status, "maxrss": usage.ru_maxrss}).encode())
+os.close(fd)
+sys.exit(os.waitstatus_to_exitcode(status) & 0xFF)
+""" % (AS_LIMIT, AS_LIMIT)
 
 
 def run_case(case: Case, timeout: float = 120.0, cwd: Optional[str] = None) -> Outcome:
@@ -45,8 +61,11 @@ def run_case(case: Case, timeout: float = 120.0, cwd: Optional[str] = None) -> O
     env.pop("ASCEND_DOCTOR_DEBUG", None)
     env.update(case.env or {})
     start = time.monotonic()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
-                            preexec_fn=_limit, start_new_session=True)
+    report_r, report_w = os.pipe()
+    proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(report_w), json.dumps(argv)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
+                            pass_fds=(report_w,), start_new_session=True)
+    os.close(report_w)
     chunks = {"out": [], "err": []}
     pumps = [threading.Thread(target=lambda p=pipe, k=key: chunks[k].append(p.read()), daemon=True)
              for pipe, key in ((proc.stdout, "out"), (proc.stderr, "err"))]
@@ -63,9 +82,16 @@ def run_case(case: Case, timeout: float = 120.0, cwd: Optional[str] = None) -> O
             break
         time.sleep(0.01)
     seconds = time.monotonic() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    with os.fdopen(report_r, "rb") as fh:
+        raw = fh.read()
+    try:
+        report = json.loads(raw)
+        child_status, maxrss_kb = report["status"], report["maxrss"]
+    except (ValueError, KeyError):  # the launcher was killed (timeout): judge what it reported of itself
+        child_status, maxrss_kb = status, usage.ru_maxrss
+    proc.returncode = os.waitstatus_to_exitcode(child_status)
     for t in pumps:
         t.join(10)
     out = b"".join(chunks["out"]).decode("utf-8", "replace")
     err = b"".join(chunks["err"]).decode("utf-8", "replace")
-    return Outcome(proc.returncode, out, err, usage.ru_maxrss / 1024.0, seconds)
+    return Outcome(proc.returncode, out, err, maxrss_kb / 1024.0, seconds)
