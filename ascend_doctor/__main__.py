@@ -1,4 +1,4 @@
-from ascend_doctor.cli import main
+from ascend_doctor.launch import main
 
 if __name__ == "__main__":
     main()

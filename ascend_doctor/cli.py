@@ -37,35 +37,9 @@ NPU_SMI_FILE_OPT = typer.Option(None, "--npu-smi", help="A saved `npu-smi info` 
 
 def _call(fn: Callable[..., int], *args, **kwargs) -> None:
     """Run a verb; turn bad input into one line + exit 2, a crash into one line + exit 3."""
-    try:
-        code = fn(*args, **kwargs)
-    except UsageError as exc:
-        typer.echo(f"ascend-doctor: error: {exc}", err=True)
-        raise typer.Exit(2)
-    except InputError as exc:  # input past a limit of ascend_doctor.inputs, not caught closer
-        typer.echo(f"ascend-doctor: error: {exc}", err=True)
-        raise typer.Exit(2)
-    except KeyboardInterrupt:
-        typer.echo("ascend-doctor: interrupted", err=True)
-        raise typer.Exit(130)
-    except typer.Exit:
-        raise
-    except Exception as exc:  # the last line of defence: never a traceback by default
-        if os.environ.get("ASCEND_DOCTOR_DEBUG"):
-            import traceback
+    from .launch import run_verb
 
-            traceback.print_exc(file=sys.stderr)
-        first = str(exc).splitlines()[0] if str(exc) else ""
-        hint = "" if os.environ.get("ASCEND_DOCTOR_DEBUG") else " (ASCEND_DOCTOR_DEBUG=1 shows the traceback)"
-        typer.echo(f"ascend-doctor: internal error: {type(exc).__name__}: {first}{hint}", err=True)
-        raise typer.Exit(3)
-    finally:
-        # nothing the doctor started outlives it: a prefetched npu-smi nobody waited for,
-        # a child interrupted by Ctrl-C, a grandchild that left its process group
-        from .children import kill_all
-
-        kill_all()
-    raise typer.Exit(code)
+    raise typer.Exit(run_verb(fn, *args, **kwargs))
 
 
 def _version(value: bool) -> None:

@@ -24,34 +24,40 @@ sys.path.insert(0, str(ROOT))
 from ascend_doctor.kb import loader  # noqa: E402
 
 
-def render(data_dir: Path) -> bytes:
-    docs = loader.yaml_docs(data_dir)
-    loader._DOCS[str(data_dir)] = (docs, True)  # check everything exactly as the YAML path does
-    entries = loader.load_entries(data_dir)
-    loader.load_code_tables(data_dir)
-    triggers = {p.source: p.trigger for e in entries for p in e.rule.patterns}
-    body = json.dumps({"stamp": loader.data_stamp(data_dir), "sizes": loader.data_sizes(data_dir), "docs": docs,
-                       "triggers": triggers},
-                      sort_keys=True, ensure_ascii=False,
-                      separators=(",", ":")).encode("utf-8")
+def _gzip(doc) -> bytes:
+    body = json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     buf = io.BytesIO()
     with gzip.GzipFile(fileobj=buf, mode="wb", compresslevel=9, mtime=0) as gz:
         gz.write(body)
     return buf.getvalue()
 
 
+def render(data_dir: Path):
+    """(main file, codes file): rules and tables with the stamp; the code tables apart."""
+    docs = loader.yaml_docs(data_dir)
+    loader._DOCS[str(data_dir)] = (docs, True)  # check everything exactly as the YAML path does
+    entries = loader.load_entries(data_dir)
+    loader.load_code_tables(data_dir)
+    triggers = {p.source: p.trigger for e in entries for p in e.rule.patterns}
+    stamp = loader.data_stamp(data_dir)
+    main_doc = {"stamp": stamp, "sizes": loader.data_sizes(data_dir), "triggers": triggers,
+                "docs": {k: v for k, v in docs.items() if k != "codes"}}
+    return _gzip(main_doc), _gzip({"stamp": stamp, "codes": docs["codes"]})
+
+
 def main(argv) -> int:
     data_dir = loader.DATA_DIR
-    blob = render(data_dir)
-    target = data_dir / loader.COMPILED
+    blobs = dict(zip((loader.COMPILED, loader.COMPILED_CODES), render(data_dir)))
     if "--check" in argv:
-        current = target.read_bytes() if target.is_file() else b""
-        if current != blob:
-            print(f"{target} is stale: run python tools/compile_kb.py", file=sys.stderr)
-            return 1
+        for name, blob in blobs.items():
+            target = data_dir / name
+            if (target.read_bytes() if target.is_file() else b"") != blob:
+                print(f"{target} is stale: run python tools/compile_kb.py", file=sys.stderr)
+                return 1
         return 0
-    target.write_bytes(blob)
-    print(f"wrote {target} ({len(blob)} bytes)")
+    for name, blob in blobs.items():
+        (data_dir / name).write_bytes(blob)
+        print(f"wrote {data_dir / name} ({len(blob)} bytes)")
     return 0
 
 

@@ -65,7 +65,8 @@ def yaml_files(directory: Path) -> List[Path]:
 # what the compiled form saves); otherwise the YAML is read and checked as before. Nothing is
 # written at run time. tests/kb/test_kb_compiled.py checks the stamp (the full content) and
 # that the compiled documents equal the YAML, so the repository never ships a stale one.
-COMPILED = "compiled.json.gz"
+COMPILED = "compiled.json.gz"  # rules and tables: what every run needs
+COMPILED_CODES = "compiled-codes.json.gz"  # the code tables: read only when a code is looked up
 SECTIONS = ("rules", "codes", "tables")
 _DOCS: Dict[str, Tuple[Dict[str, Dict[str, Any]], bool]] = {}
 
@@ -92,25 +93,47 @@ def yaml_docs(data_dir: Path) -> Dict[str, Dict[str, Any]]:
     return {section: {p.name: read_yaml(p) for p in yaml_files(data_dir / section)} for section in SECTIONS}
 
 
-def compiled_docs(data_dir: Path) -> Optional[Dict[str, Dict[str, Any]]]:
-    """The compiled documents when they were made from exactly these YAML files, else None."""
+def _read_compiled(path: Path) -> Optional[Dict[str, Any]]:
     import gzip
     import json
 
-    path = data_dir / COMPILED
     try:
         blob = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
     except (OSError, ValueError, EOFError):
         return None
-    if not isinstance(blob, dict) or blob.get("sizes") != data_sizes(data_dir):
+    return blob if isinstance(blob, dict) else None
+
+
+class _Docs(dict):
+    """The compiled documents; the "codes" section is read from its own file when first used."""
+
+    def __init__(self, docs: Dict[str, Any], data_dir: Path, stamp: Any) -> None:
+        super().__init__(docs)
+        self._data_dir, self._stamp = data_dir, stamp
+
+    def __missing__(self, key: str) -> Any:
+        if key != "codes":
+            raise KeyError(key)
+        blob = _read_compiled(self._data_dir / COMPILED_CODES)
+        codes = blob.get("codes") if blob and blob.get("stamp") == self._stamp else None
+        if not isinstance(codes, dict):  # missing or from another build: read the YAML of that section
+            codes = {p.name: read_yaml(p) for p in yaml_files(self._data_dir / "codes")}
+        self["codes"] = codes
+        return codes
+
+
+def compiled_docs(data_dir: Path) -> Optional[Dict[str, Dict[str, Any]]]:
+    """The compiled documents when they were made from exactly these YAML files, else None."""
+    blob = _read_compiled(data_dir / COMPILED)
+    if blob is None or blob.get("sizes") != data_sizes(data_dir):
         return None
     docs = blob.get("docs")
-    if not (isinstance(docs, dict) and all(isinstance(docs.get(s), dict) for s in SECTIONS)):
+    if not (isinstance(docs, dict) and all(isinstance(docs.get(s), dict) for s in ("rules", "tables"))):
         return None
     triggers = blob.get("triggers")
     if isinstance(triggers, dict):
         _TRIGGERS.update(triggers)
-    return docs
+    return _Docs(docs, data_dir, blob.get("stamp"))
 
 
 _TRIGGERS: Dict[str, Optional[str]] = {}  # regex source -> its literal trigger, shipped in the compiled form

@@ -1,0 +1,44 @@
+"""The start-up fast path (ascend_doctor/launch.py) answers plain triage/explain calls exactly as
+the full command line (ascend_doctor/cli.py) does: same stdout, stderr and exit code."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from ascend_doctor.launch import _plain
+
+LINE = "ImportError: libhccl.so: cannot open shared object file: No such file or directory\n"
+FULL = "import sys; from ascend_doctor.cli import main; sys.argv[0] = 'ascend-doctor'; main()"
+FAST = "import sys; from ascend_doctor.launch import main; sys.argv[0] = 'ascend-doctor'; main()"
+_SECONDS = re.compile(r"in \d+\.\d\d s|\"seconds\": [\d.]+")
+
+
+def _run(prog, args, tmp_path):
+    proc = subprocess.run([sys.executable, "-c", prog, *args], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    return proc.returncode, _SECONDS.sub("<t>", proc.stdout), proc.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["triage", "paste.log"],
+    ["triage", "paste.log", "--json"],
+    ["triage", "--format", "md", "paste.log"],
+    ["triage", "-v", "paste.log"],
+    ["triage", "missing.log"],
+    ["triage", "paste.log", "--format", "yaml"],
+    ["explain", "EZ9999"],
+    ["explain", "--json", "507035"],
+    ["explain", "cannot", "open", "shared", "object", "file"],
+    ["explain", "no.such.entry"],
+], ids=lambda a: " ".join(a))
+def test_fast_path_answers_like_the_full_command_line(tmp_path, args):
+    (tmp_path / "paste.log").write_text(LINE, encoding="utf-8")
+    assert _plain(args) is not None  # these are the forms the fast path takes
+    assert _run(FAST, args, tmp_path) == _run(FULL, args, tmp_path)
+
+
+@pytest.mark.parametrize("args", [["triage"], ["triage", "--help"], ["explain", "507035", "-8005"], ["check"], ["triage", "-x", "a"]])
+def test_everything_else_goes_to_the_full_parser(args):
+    assert _plain(args) is None
