@@ -198,6 +198,26 @@ def compat(
           fmt=fmt, json_flag=json_out)
 
 
+@app.command()
+def bundle(
+    output: Optional[str] = typer.Option(None, "-o", "--output", help="Archive to write (default: ascend-doctor-bundle-<time>.tar.gz here).", metavar="FILE.tar.gz"),
+    root: Optional[Path] = ROOT_OPT,
+    env_file: Optional[Path] = ENV_FILE_OPT,
+    sim: Optional[str] = typer.Option(None, "--sim", help="Bundle a simulated host (a runtime scenario also runs its job).", metavar="SCENARIO"),
+    logs: Optional[List[str]] = typer.Option(None, "--logs", help="Also bundle this console capture or log directory (repeatable).", metavar="PATH"),
+    no_redact: bool = typer.Option(False, "--no-redact", help="Keep host names, addresses, user names, serials and secrets as found."),
+    python: Optional[str] = typer.Option(None, "--python", help="Target interpreter (default: python3 on the judged PATH).", metavar="PATH"),
+    timeout: float = typer.Option(8.0, "--timeout", help="Seconds npu-smi may take before it is killed and reported.", metavar="SECONDS"),
+    json_out: bool = JSON_OPT,
+    fmt: str = FORMAT_OPT,
+) -> None:
+    """One redacted .tar.gz for a bug report: check, compat, triage of the newest logs, the raw files read, a manifest and a Markdown summary."""
+    from .commands.bundle import run_bundle
+
+    _call(run_bundle, output=output, root=root, env_file=env_file, sim=sim, logs=logs, redact=not no_redact,
+          python=python, timeout=timeout, fmt=fmt, json_flag=json_out)
+
+
 def main() -> None:
     # a terminal or pipe that cannot encode ✓ or · must not end the run with a traceback
     for stream in (sys.stdout, sys.stderr):

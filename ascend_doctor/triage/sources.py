@@ -206,12 +206,26 @@ def tar_members(src: Source, walk: Walk) -> Iterator[Tuple[Source, BinaryIO]]:
     except (OSError, tarfile.TarError, EOFError) as exc:
         walk.skip(src.display, f"not a readable archive ({exc})")
         return
+    logs_only: Optional[str] = None  # an ascend-doctor bundle: only the logs it holds are triaged
+    first = True
     try:
         for member in tf:
             if not member.isreg():
                 continue
             inner = tf.extractfile(member)
             if inner is None:
+                continue
+            if first:
+                first = False
+                if member.name.endswith("/manifest.json") and member.size <= (8 << 20):
+                    from ..bundle.archive import bundle_manifest
+
+                    data = inner.read()
+                    if bundle_manifest(member.name, data) is not None:
+                        logs_only = member.name.split("/", 1)[0] + "/logs/"
+                        continue
+                    inner = io.BytesIO(data)  # type: ignore[assignment]
+            if logs_only is not None and not member.name.startswith(logs_only):
                 continue
             name = member.name.rsplit("/", 1)[-1]
             stream: BinaryIO = inner
