@@ -218,6 +218,19 @@ def bundle(
           python=python, timeout=timeout, fmt=fmt, json_flag=json_out)
 
 
+@app.command()
+def fleet(
+    reports: List[str] = typer.Argument(..., help="Nodes' `check --json` files, bundles, or directories of them.", metavar="REPORT..."),
+    verbose: int = typer.Option(0, "-v", "--verbose", count=True, help="Also each failing check's summary and the report file."),
+    json_out: bool = JSON_OPT,
+    fmt: str = FORMAT_OPT,
+) -> None:
+    """Many nodes: the majority stack, what differs on each node (driver, firmware, CANN, torch_npu, NPUs, health, checks), and which to fix first."""
+    from .commands.fleet import run_fleet
+
+    _call(run_fleet, reports, fmt=fmt, json_flag=json_out, verbose=verbose)
+
+
 def main() -> None:
     # a terminal or pipe that cannot encode ✓ or · must not end the run with a traceback
     for stream in (sys.stdout, sys.stderr):

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 # environment variable names whose values are secrets (matched as substrings, any case)
 SECRET_NAME_PARTS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "AUTH",
@@ -43,7 +43,11 @@ _MIN_NAME = 3  # shorter names would mask ordinary words
 # Patterns start with a character class or a literal and carry no lookbehind, which keeps
 # the scan fast (about 20 MB/s in all); the boundaries are checked on the match instead.
 _IPV4 = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}")
-_IPV6 = re.compile(r"[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:[0-9A-Fa-f:]*(?:%\w+)?")
+# IPv6: the full form (eight groups) by pattern; a compressed one ("::") is found from its
+# "::" outward, since a pattern that starts anywhere a hex digit and a colon meet would try
+# every timestamp of every log line
+_IPV6_FULL = re.compile(r"[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){7}(?:%\w+)?")
+_IPV6_CHARS = frozenset("0123456789abcdefABCDEF:")
 _MAC = re.compile(r"[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}\1[0-9A-Fa-f]{2}\1[0-9A-Fa-f]{2}\1[0-9A-Fa-f]{2}\1[0-9A-Fa-f]{2}")
 _URL_CREDS = re.compile(r"://([^/\s:@]+:[^/\s@]+)@")
 _TOKENS = re.compile(r"(?:hf_|gh[pousr]_|github_pat_|AKIA|xox[abpr]-|sk-)[A-Za-z0-9_-]{10,}")
@@ -144,9 +148,11 @@ class Redactor:
             text = ci.sub(self._hostname, text)
         text = _TOKENS.sub(self._token, text)
         text = _URL_CREDS.sub(lambda m: "://" + self._apply("credentials", m.group(1)) + "@", text)
-        text = _MAC.sub(self._mac, text)
+        text = _by_line(text, lambda line: line.count(":") >= 5 or line.count("-") >= 5, _MAC, self._mac)
         if ":" in text:
-            text = _IPV6.sub(self._ipv6, text)
+            text = _by_line(text, lambda line: line.count(":") >= 7, _IPV6_FULL, self._ipv6)
+            if "::" in text:
+                text = self._compressed_ipv6(text)
         text = _IPV4.sub(self._ipv4, text)
         return text
 
@@ -192,10 +198,43 @@ class Redactor:
             return value
         return self._apply("mac", value.lower().replace("-", ":"))
 
+    def _compressed_ipv6(self, text: str) -> str:
+        out: List[str] = []
+        pos = 0
+        i = text.find("::")
+        n = len(text)
+        while i >= 0:
+            a = i
+            while a > 0 and text[a - 1] in _IPV6_CHARS:
+                a -= 1
+            b = i + 2
+            while b < n and text[b] in _IPV6_CHARS:
+                b += 1
+            if b < n and text[b] == "%":
+                b += 1
+                while b < n and (text[b].isalnum() or text[b] == "_"):
+                    b += 1
+            if a >= pos:
+                value = text[a:b]
+                masked = self._ipv6_value(value, text[a - 1] if a else "", text[b] if b < n else "", text[b + 1:b + 2])
+                if masked != value:
+                    out.append(text[pos:a])
+                    out.append(masked)
+                    pos = b
+            i = text.find("::", max(b, i + 2))
+        out.append(text[pos:])
+        return "".join(out)
+
     def _ipv6(self, m: "re.Match[str]") -> str:
-        value = m.group(0)
-        if _word_before(m, ":.") or _word_after(m, ":."):
+        s = m.string
+        return self._ipv6_value(m.group(0), s[m.start() - 1] if m.start() else "", s[m.end()] if m.end() < len(s) else "",
+                                s[m.end() + 1:m.end() + 2])
+
+    def _ipv6_value(self, value: str, before: str, after: str, after2: str = "") -> str:
+        if before and (before.isalnum() or before in ":._") or after and (after.isalnum() or after in ":_"):
             return value
+        if after == "." and after2.isdigit():
+            return value  # ::ffff:10.0.0.1: the IPv4 part is masked as IPv4
         bare = value.split("%", 1)[0]
         if bare.count(":") < 2 or not any(c not in ":0" for c in bare):
             return value
@@ -249,6 +288,20 @@ class Redactor:
             kind = self._kind_of[mask]
             out[kind] = out.get(kind, 0) + 1
         return out
+
+
+def _by_line(text: str, worth: "Callable[[str], bool]", pattern: "re.Pattern[str]", repl: "Callable[[re.Match[str]], str]") -> str:
+    """``pattern.sub`` on the lines that can hold a match (counting characters is much faster
+    than letting the pattern try every position)."""
+    lines = text.split("\n")
+    changed = False
+    for i, line in enumerate(lines):
+        if worth(line):
+            new = pattern.sub(repl, line)
+            if new != line:
+                lines[i] = new
+                changed = True
+    return "\n".join(lines) if changed else text
 
 
 def _word_before(m: "re.Match[str]", extra: str = "") -> bool:
