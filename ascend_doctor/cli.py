@@ -79,7 +79,7 @@ def check(
     timeout: float = typer.Option(8.0, "--timeout", help="Seconds npu-smi may take before it is killed and reported.", metavar="SECONDS"),
     verbose: int = typer.Option(0, "-v", "--verbose", count=True, help="Show evidence, timings and skipped checks."),
     json_out: bool = JSON_OPT,
-    fmt: str = FORMAT_OPT,
+    fmt: str = typer.Option("text", "--format", help="text | json | md | prometheus (gauges for node_exporter's textfile collector)"),
 ) -> None:
     """Check the driver, devices, CANN toolkit, environment and Python stack."""
     from .commands.check import run_check
@@ -138,13 +138,30 @@ def oom(
     torch_npu: Optional[str] = typer.Option(None, "--torch-npu", help="torch_npu version, to say which allocator settings it has (2.1.0.post13, 7.2.0).", metavar="V"),
     alloc_conf: Optional[str] = typer.Option(None, "--alloc-conf", help="PYTORCH_NPU_ALLOC_CONF the job ran with (default: what the log shows).", metavar="S"),
     json_out: bool = JSON_OPT,
-    fmt: str = FORMAT_OPT,
+    fmt: str = typer.Option("text", "--format", help="text | json | md | prometheus (verdict, fragmentation ratios, bytes)"),
 ) -> None:
     """Out of memory: capacity, fragmentation of the caching pool, or memory held by someone else? With the fix."""
     from .commands.oom import run_oom
 
+    if fmt == "prometheus" and not json_out:
+        _call(_oom_prometheus, run_oom, " ".join(text) if text else None, files=file, stats=stats, snapshot=snapshot,
+              npu_smi=npu_smi, device=device, pid=pid, torch_npu=torch_npu, alloc_conf=alloc_conf)
     _call(run_oom, " ".join(text) if text else None, files=file, stats=stats, snapshot=snapshot, npu_smi=npu_smi,
           device=device, pid=pid, torch_npu=torch_npu, alloc_conf=alloc_conf, fmt=fmt, json_flag=json_out)
+
+
+def _oom_prometheus(run_oom: Callable[..., int], text: Optional[str], **kwargs) -> int:
+    """oom --format prometheus: the JSON analysis rendered as gauges."""
+    import io
+    import json
+
+    from .report.prometheus import render_oom
+
+    buf = io.StringIO()
+    code = run_oom(text, fmt="json", json_flag=True, out=buf, **kwargs)
+    if buf.getvalue().strip():
+        sys.stdout.write(render_oom(json.loads(buf.getvalue())))
+    return code
 
 
 @app.command(context_settings={"allow_interspersed_args": True})

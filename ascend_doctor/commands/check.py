@@ -68,7 +68,7 @@ def run_check(
     only: Optional[List[str]] = None,
     timeout: float = 8.0,
 ) -> int:
-    fmt = output_format(fmt, json_flag)
+    fmt = "prometheus" if fmt == "prometheus" and not json_flag else output_format(fmt, json_flag)
     if tier not in ("quick", "deep"):
         raise UsageError(f"--tier {tier}: choose quick or deep")
     if fail_on not in FAIL_ON:
@@ -95,6 +95,10 @@ def run_check(
         info["sim"] = sim
     if fmt == "json":
         sys.stdout.write(json.dumps(check_report.to_json(run.findings, info, run.duration_s), indent=2) + "\n")
+    elif fmt == "prometheus":
+        from ..report import prometheus
+
+        sys.stdout.write(prometheus.render(run.findings, info, run.duration_s))
     elif fmt == "md":
         sys.stdout.write(check_report.render_markdown(run.findings, info, run.duration_s))
     else:
