@@ -103,10 +103,10 @@ def check(
 
 @app.command()
 def triage(
-    paths: List[str] = typer.Argument(..., help="Log files, directories (~/ascend/log trees, several ranks), .gz/.tar.gz, or - for stdin.", metavar="PATH..."),
+    paths: List[str] = typer.Argument(..., help="Log files, directories (~/ascend/log trees, several ranks), .gz/.tar.gz, bundles, or - for stdin.", metavar="PATH..."),
     verbose: int = typer.Option(0, "-v", "--verbose", count=True, help="Every incident with all its evidence."),
     json_out: bool = JSON_OPT,
-    fmt: str = FORMAT_OPT,
+    fmt: str = typer.Option("text", "--format", help="text | json | md | html (one self-contained page: a timeline per rank)"),
 ) -> None:
     """Name the root cause of a failure from plogs, device logs and console output."""
     from .commands.triage import run_triage
@@ -138,29 +138,42 @@ def oom(
     torch_npu: Optional[str] = typer.Option(None, "--torch-npu", help="torch_npu version, to say which allocator settings it has (2.1.0.post13, 7.2.0).", metavar="V"),
     alloc_conf: Optional[str] = typer.Option(None, "--alloc-conf", help="PYTORCH_NPU_ALLOC_CONF the job ran with (default: what the log shows).", metavar="S"),
     json_out: bool = JSON_OPT,
-    fmt: str = typer.Option("text", "--format", help="text | json | md | prometheus (verdict, fragmentation ratios, bytes)"),
+    fmt: str = typer.Option("text", "--format", help="text | json | md | prometheus (verdict, fragmentation ratios, bytes) | html (with --snapshot: the pool's segments and blocks)"),
 ) -> None:
     """Out of memory: capacity, fragmentation of the caching pool, or memory held by someone else? With the fix."""
     from .commands.oom import run_oom
 
-    if fmt == "prometheus" and not json_out:
-        _call(_oom_prometheus, run_oom, " ".join(text) if text else None, files=file, stats=stats, snapshot=snapshot,
+    if fmt in ("prometheus", "html") and not json_out:
+        _call(_oom_rendered, run_oom, fmt, " ".join(text) if text else None, files=file, stats=stats, snapshot=snapshot,
               npu_smi=npu_smi, device=device, pid=pid, torch_npu=torch_npu, alloc_conf=alloc_conf)
     _call(run_oom, " ".join(text) if text else None, files=file, stats=stats, snapshot=snapshot, npu_smi=npu_smi,
           device=device, pid=pid, torch_npu=torch_npu, alloc_conf=alloc_conf, fmt=fmt, json_flag=json_out)
 
 
-def _oom_prometheus(run_oom: Callable[..., int], text: Optional[str], **kwargs) -> int:
-    """oom --format prometheus: the JSON analysis rendered as gauges."""
+def _oom_rendered(run_oom: Callable[..., int], fmt: str, text: Optional[str], **kwargs) -> int:
+    """oom --format prometheus|html: the JSON analysis rendered as gauges or as a page (with
+    the snapshot's segments and blocks drawn when --snapshot is given)."""
     import io
     import json
 
-    from .report.prometheus import render_oom
-
     buf = io.StringIO()
     code = run_oom(text, fmt="json", json_flag=True, out=buf, **kwargs)
-    if buf.getvalue().strip():
-        sys.stdout.write(render_oom(json.loads(buf.getvalue())))
+    if not buf.getvalue().strip():
+        return code
+    doc = json.loads(buf.getvalue())
+    if fmt == "prometheus":
+        from .report.prometheus import render_oom
+
+        sys.stdout.write(render_oom(doc))
+        return code
+    from .report.html import oom_html
+
+    segments = None
+    if kwargs.get("snapshot") and kwargs["snapshot"] != "-":  # stdin was read by the analysis
+        from .memory.snapshot import load_snapshot
+
+        segments = load_snapshot(kwargs["snapshot"], kwargs.get("device")).segments
+    sys.stdout.write(oom_html(doc, segments))
     return code
 
 

@@ -67,6 +67,7 @@ class SegmentView:
     requested: Optional[int] = None
     live_blocks: int = 0
     free_blocks: List[int] = field(default_factory=list)
+    blocks: List[Tuple[int, str]] = field(default_factory=list)  # (size, allocated|pending|free) in address order
 
     @property
     def largest_free(self) -> int:
@@ -205,6 +206,7 @@ def _segment(raw: Any, index: int) -> Tuple[Optional[int], SegmentView]:
         state = STATES.get(str(b["state"]))
         if state is None:
             raise MemoryInputError(f"not a memory snapshot: unknown block state {b['state']!r}")
+        seg.blocks.append((size, state))
         if state == "allocated":
             seg.allocated += size
             seg.live_blocks += 1
