@@ -404,5 +404,22 @@ def register_hosts_file(text: str, redactor: Redactor) -> None:
             redactor.add_hostname(name)
 
 
+KIND_LABELS = {"ipv4": ("IPv4 address", "IPv4 addresses"), "ipv6": ("IPv6 address", "IPv6 addresses"),
+               "mac": ("MAC address", "MAC addresses"), "hostname": ("host name", "host names"),
+               "user": ("user name", "user names"), "home": ("home directory", "home directories"),
+               "serial": ("serial number or id", "serial numbers and ids"), "secret": ("secret", "secrets"),
+               "credentials": ("URL credential", "URL credentials")}
+
+
+def describe_kinds(kinds: Dict[str, int]) -> str:
+    """'3 IPv4 addresses, 1 host name, ...' (distinct values masked, per kind)."""
+    order = list(KIND_LABELS)
+    parts = []
+    for kind in sorted(kinds, key=lambda k: order.index(k) if k in order else len(order)):
+        one, many = KIND_LABELS.get(kind, (kind, kind))
+        parts.append(f"{kinds[kind]} {one if kinds[kind] == 1 else many}")
+    return ", ".join(parts)
+
+
 def all_masks(entries: Iterable[Dict[str, object]]) -> List[str]:
     return [str(e["mask"]) for e in entries]

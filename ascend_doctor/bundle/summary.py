@@ -25,7 +25,9 @@ def render_summary(manifest: Dict[str, Any], check: Dict[str, Any], compat: Dict
     lines.append(f"ascend-doctor {manifest['tool']['version']} · created {manifest['created']} · "
                  f"user {host.get('user')} · {host.get('arch') or 'arch ?'}")
     if manifest["redacted"]:
-        bits = [f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in sorted(masked_kinds.items())]
+        from .redact import describe_kinds
+
+        bits = [describe_kinds(masked_kinds)] if masked_kinds else []
         if secret_env:
             bits.append(f"secret variables kept only as 'set': {', '.join(secret_env)}")
         lines.append("Redacted: " + ("; ".join(bits) if bits else "nothing identifying found") +

@@ -93,8 +93,9 @@ def _text(result, seconds: float) -> str:
              + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + f") in {seconds:.2f} s"]
     if m["redacted"]:
         masked = m["redaction"]["masked_kinds"]
-        bits = [f"{n} {k}{'s' if n != 1 else ''}" for k, n in sorted(masked.items())]
-        lines.append("  masked   " + (", ".join(bits) if bits else "nothing identifying found"))
+        from ..bundle.redact import describe_kinds
+
+        lines.append("  masked   " + (describe_kinds(masked) if masked else "nothing identifying found"))
         if m["redaction"]["secret_env"]:
             lines.append("  secrets  kept only as 'set': " + ", ".join(m["redaction"]["secret_env"]))
     else:
