@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 # environment variable names whose values are secrets (matched as substrings, any case)
 SECRET_NAME_PARTS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "AUTH",
@@ -40,19 +40,24 @@ SYSTEM_USERS = frozenset({"root", "HwHiAiUser", "HwDmUser", "HwBaseUser", "nobod
                           "_apt", "admin", "user", "test"})
 _MIN_NAME = 3  # shorter names would mask ordinary words
 
-# Patterns start with a character class or a literal and carry no lookbehind, which keeps
-# the scan fast (about 20 MB/s in all); the boundaries are checked on the match instead.
-_IPV4 = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}")
-# IPv6: the full form (eight groups) by pattern; a compressed one ("::") is found from its
-# "::" outward, since a pattern that starts anywhere a hex digit and a colon meet would try
-# every timestamp of every log line
-_IPV6_FULL = re.compile(r"[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){7}(?:%\w+)?")
+# Address patterns start at a separator (".", ":" or "-"), a literal the regex engine can jump
+# to, instead of at a digit or hex character, which nearly every position of a log line is;
+# the few characters before the separator are taken by hand (``_sub_left``), and the
+# boundaries are checked on the whole match. This keeps the scan several times faster.
+_IPV4_TAIL = re.compile(r"\.\d{1,3}\.\d{1,3}\.\d{1,3}")
+# IPv6: the full form (eight groups) by pattern; a compressed one ("::") from its "::" outward
+_IPV6_FULL_TAIL = re.compile(r":[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){6}(?:%\w+)?")
 _IPV6_CHARS = frozenset("0123456789abcdefABCDEF:")
-_MAC = re.compile(r"[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}\1[0-9A-Fa-f]{2}\1[0-9A-Fa-f]{2}\1[0-9A-Fa-f]{2}\1[0-9A-Fa-f]{2}")
+_HEX = frozenset("0123456789abcdefABCDEF")
+_DIGITS = frozenset("0123456789")
+_MAC_TAILS = (re.compile(r":[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}"),
+              re.compile(r"-[0-9A-Fa-f]{2}-[0-9A-Fa-f]{2}-[0-9A-Fa-f]{2}-[0-9A-Fa-f]{2}-[0-9A-Fa-f]{2}"))
 _URL_CREDS = re.compile(r"://([^/\s:@]+:[^/\s@]+)@")
 _TOKENS = re.compile(r"(?:hf_|gh[pousr]_|github_pat_|AKIA|xox[abpr]-|sk-)[A-Za-z0-9_-]{10,}")
 _TOKEN_SHAPE = re.compile(r"hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|AKIA[0-9A-Z]{16}|"
                           r"xox[abpr]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9]{20,}")
+_ID_KEYS = ("Serial", "SERIAL", "serial", "SN", "Board ID", "Chip ID", "Die ID", "Elabel", "UUID", "board id", "chip id", "die id", "uuid", "elabel", "BOARD ID", "CHIP ID")
+_TOKEN_PREFIXES = ("hf_", "gh", "AKIA", "xox", "sk-")  # a cheap test before the token pattern runs
 _ID_FIELD = re.compile(r"(?im)^([ \t]*(?:Serial Number|SN|Board ID|Chip ID|Die ID|VDie ID|NDie ID|Elabel|UUID)[ \t]*[:=][ \t]*)"
                        r"([^\r\n]*?)[ \t]*$")
 
@@ -135,25 +140,27 @@ class Redactor:
             return text
         self._where = where
         # field values first: a serial found here is then masked wherever else it appears
-        for m in _ID_FIELD.finditer(text):
-            value = m.group(2).strip()
-            if len(value) >= 6 and value.upper() not in ("NA", "N/A"):
-                self.add_serial(value)
-        text = _ID_FIELD.sub(self._field, text)
+        if any(key in text for key in _ID_KEYS):
+            for m in _ID_FIELD.finditer(text):
+                value = m.group(2).strip()
+                if len(value) >= 6 and value.upper() not in ("NA", "N/A"):
+                    self.add_serial(value)
+            text = _ID_FIELD.sub(self._field, text)
         pattern = self._compiled()
         if pattern is not None:
             text = pattern.sub(self._literal, text)
-        ci = self._compiled_ci()
-        if ci is not None:
-            text = ci.sub(self._hostname, text)
-        text = _TOKENS.sub(self._token, text)
+        if self._ci_literals:
+            text = self._hostnames(text)
+        if any(prefix in text for prefix in _TOKEN_PREFIXES):
+            text = _TOKENS.sub(self._token, text)
         text = _URL_CREDS.sub(lambda m: "://" + self._apply("credentials", m.group(1)) + "@", text)
-        text = _by_line(text, lambda line: line.count(":") >= 5 or line.count("-") >= 5, _MAC, self._mac)
+        for tail in _MAC_TAILS:
+            text = _sub_left(text, tail, _HEX, 2, 2, self._mac)
         if ":" in text:
-            text = _by_line(text, lambda line: line.count(":") >= 7, _IPV6_FULL, self._ipv6)
+            text = _sub_left(text, _IPV6_FULL_TAIL, _HEX, 1, 4, self._ipv6)
             if "::" in text:
                 text = self._compressed_ipv6(text)
-        text = _IPV4.sub(self._ipv4, text)
+        text = _sub_left(text, _IPV4_TAIL, _DIGITS, 1, 3, self._ipv4)
         return text
 
     def note(self, kind: str, original: str, where: str) -> str:
@@ -178,6 +185,35 @@ class Redactor:
         if kind in ("user", "serial") and (_word_before(m, "_") or _word_after(m, "_")):
             return original  # part of a longer word: "alice" in "malice"
         return self._apply(kind, original)
+
+    def _hostnames(self, text: str) -> str:
+        """Host names, in any case. ASCII text (nearly every log) is searched with str.find on
+        its lower-case copy, much faster than a case-blind regex; other text by the regex."""
+        if not text.isascii():
+            ci = self._compiled_ci()
+            return ci.sub(self._hostname, text) if ci is not None else text
+        low = text.lower()
+        spans: List[Tuple[int, int]] = []
+        for name in sorted(self._ci_literals, key=len, reverse=True):
+            i = low.find(name)
+            while i >= 0:
+                end = i + len(name)
+                if not any(a < end and i < b for a, b in spans):
+                    spans.append((i, end))
+                i = low.find(name, end)
+        if not spans:
+            return text
+        out: List[str] = []
+        pos = 0
+        for a, b in sorted(spans):
+            span = _Span(text, a, b)
+            rep = self._hostname(span)
+            if rep != span.group():
+                out.append(text[pos:a])
+                out.append(rep)
+                pos = b
+        out.append(text[pos:])
+        return "".join(out)
 
     def _hostname(self, m: "re.Match[str]") -> str:
         if _word_before(m, "_-") or _word_after(m, "_-"):
@@ -290,18 +326,47 @@ class Redactor:
         return out
 
 
-def _by_line(text: str, worth: "Callable[[str], bool]", pattern: "re.Pattern[str]", repl: "Callable[[re.Match[str]], str]") -> str:
-    """``pattern.sub`` on the lines that can hold a match (counting characters is much faster
-    than letting the pattern try every position)."""
-    lines = text.split("\n")
-    changed = False
-    for i, line in enumerate(lines):
-        if worth(line):
-            new = pattern.sub(repl, line)
-            if new != line:
-                lines[i] = new
-                changed = True
-    return "\n".join(lines) if changed else text
+class _Span:
+    """The part of re.Match the callbacks use, for a match widened to the left by hand."""
+
+    __slots__ = ("string", "_start", "_end")
+
+    def __init__(self, string: str, start: int, end: int) -> None:
+        self.string, self._start, self._end = string, start, end
+
+    def group(self, index: int = 0) -> str:
+        return self.string[self._start:self._end]
+
+    def start(self) -> int:
+        return self._start
+
+    def end(self) -> int:
+        return self._end
+
+
+def _sub_left(text: str, tail: "re.Pattern[str]", left: frozenset, least: int, most: int,
+              repl: "Callable[[Any], str]") -> str:
+    """Like ``tail.sub(repl, text)`` for matches that begin with ``least`` to ``most``
+    characters of ``left`` before where ``tail`` matches."""
+    out: List[str] = []
+    pos = 0
+    for m in tail.finditer(text):
+        s = a = m.start()
+        while a > 0 and s - a < most and text[a - 1] in left:
+            a -= 1
+        if s - a < least or a < pos:
+            continue
+        span = _Span(text, a, m.end())
+        value = span.group()
+        rep = repl(span)
+        if rep != value:
+            out.append(text[pos:a])
+            out.append(rep)
+            pos = m.end()
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def _word_before(m: "re.Match[str]", extra: str = "") -> bool:
