@@ -74,11 +74,19 @@ def _problems(v) -> List[str]:
     return bits
 
 
+def LABEL_OF(field_name: str) -> str:
+    from ..fleet.compare import LABEL
+
+    return LABEL[field_name]
+
+
 def render_text(report, skipped, verbose: int = 0) -> str:
     n = len(report.nodes)
     to_fix = report.to_fix
     lines = [f"ascend-doctor fleet: {n} node{'s' if n != 1 else ''}",
              f"majority stack: {_majority_line(report)}",
+             *[f"no majority for {LABEL_OF(f)}: " + " and ".join(vals) + f" on {report.majority[f][1]} nodes each (the first is the reference)"
+               for f, vals in report.ties.items()],
              f"{len(report.clean)} node{'s' if len(report.clean) != 1 else ''} run it and pass every check"
              + (f"; {len(to_fix)} differ or fail:" if to_fix else ".")]
     if to_fix:

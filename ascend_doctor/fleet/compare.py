@@ -59,6 +59,7 @@ class NodeVerdict:
 class FleetReport:
     nodes: List[NodeVerdict]
     majority: Dict[str, Tuple[str, int]]  # field -> (value, nodes)
+    ties: Dict[str, List[str]] = field(default_factory=dict)  # field -> the values that share the top count
 
     @property
     def to_fix(self) -> List[NodeVerdict]:
@@ -79,6 +80,7 @@ class FleetReport:
             "fix_first": [v.node.name for v in to_fix],
             "differing": [v.to_json() for v in to_fix],
             "failing_checks": dict(failing.most_common()),
+            "ties": self.ties,
         }
 
 
@@ -94,6 +96,18 @@ def _key(field_name: str, value: str) -> str:
     return str(parsed) if parsed is not None else value.lower()
 
 
+def _order(field_name: str, value: str) -> Tuple[int, Any]:
+    if field_name == "devices" and value.isdigit():
+        return (0, int(value))
+    if field_name not in ("devices", "chip"):
+        from compat_matrix.versions import try_parse_version
+
+        parsed = try_parse_version(value, field_name)
+        if parsed is not None:
+            return (0, parsed)
+    return (1, value)
+
+
 def value_of(node: NodeReport, field_name: str) -> Optional[str]:
     if field_name == "devices":
         return str(node.devices) if node.devices is not None else None
@@ -102,6 +116,7 @@ def value_of(node: NodeReport, field_name: str) -> Optional[str]:
 
 def compare(nodes: List[NodeReport]) -> FleetReport:
     majority: Dict[str, Tuple[str, int]] = {}
+    ties: Dict[str, List[str]] = {}
     keyed: Dict[str, Dict[str, str]] = {}
     for f in FIELDS:
         counts: Counter = Counter()
@@ -115,8 +130,14 @@ def compare(nodes: List[NodeReport]) -> FleetReport:
             shown.setdefault(k, v)
         if not counts:
             continue
-        (top, c), = counts.most_common(1)
-        # a tie has no majority: the field is reported for every node that is not on the first value
+        ranked = counts.most_common()
+        top, c = ranked[0]
+        tied = [k for k, n in ranked if n == c]
+        if len(tied) > 1:
+            # no majority: the smallest version by the Ascend grammar (sort order otherwise) is
+            # taken as the reference, and the tie is reported
+            top = min(tied, key=lambda k: _order(f, shown[k]))
+            ties[f] = [shown[k] for k in sorted(tied, key=lambda k: _order(f, shown[k]))]
         majority[f] = (shown[top], c)
         keyed[f] = {"key": top}
     verdicts = []
@@ -131,4 +152,4 @@ def compare(nodes: List[NodeReport]) -> FleetReport:
         v.score = (WEIGHT["failing"] * len(n.failing) + WEIGHT["unhealthy"] * len(n.unhealthy)
                    + sum(WEIGHT[d.field] for d in v.differs) + WEIGHT["warning"] * len(n.warnings))
         verdicts.append(v)
-    return FleetReport(verdicts, majority)
+    return FleetReport(verdicts, majority, ties)

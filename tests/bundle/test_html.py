@@ -7,6 +7,7 @@ import os
 import pickle
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -35,12 +36,17 @@ def _doctor(*args):
 
 
 def _screenshot(html: Path, png_path: Path, height: int = 1400) -> bytes:
-    proc = subprocess.run([_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                           "--force-color-profile=srgb", "--force-device-scale-factor=0.5",
-                           f"--window-size=1280,{height}", f"--screenshot={png_path}", html.as_uri()],
-                          capture_output=True, text=True, timeout=120, start_new_session=True,
-                          env=dict(os.environ, HOME=str(png_path.parent)))
-    assert png_path.exists(), proc.stderr[-2000:]
+    proc = subprocess.Popen([_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                             "--force-color-profile=srgb", "--force-device-scale-factor=0.5",
+                             f"--window-size=1280,{height}", f"--screenshot={png_path}", html.as_uri()],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env=dict(os.environ, HOME=str(png_path.parent)))
+    try:
+        _, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # chromium's helper processes too
+        _, err = proc.communicate()
+    assert png_path.exists(), err[-2000:]
     out = os.environ.get("ASCEND_DOCTOR_SCREENSHOTS")
     if out:
         os.makedirs(out, exist_ok=True)

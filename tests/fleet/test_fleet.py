@@ -111,3 +111,13 @@ def test_clean_fleet_exits_0_and_bad_inputs(reports, tmp_path):
     for args, msg in (([str(tmp_path / "missing")], "no such file"), ([str(tmp_path / "junk.json")], "no node report")):
         proc = subprocess.run([sys.executable, "-m", "ascend_doctor", "fleet", *args], capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2 and msg in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_tie_is_reported_not_hidden(reports, tmp_path):
+    # two nodes, two torch versions: neither is the majority; both nodes are named, the tie said
+    code, text = _fleet([reports / "npu-001", reports / "npu-017"])
+    doc = json.loads(text)
+    assert doc["ties"]["torch"] == ["2.1.0", "2.2.0"]
+    assert doc["fix_first"] == ["npu-017.dc1.example"]  # the older version is the reference; npu-017 also fails
+    _, out = _fleet([reports / "npu-001", reports / "npu-017"], fmt="text")
+    assert "no majority for torch: 2.1.0 and 2.2.0 on 1 nodes each" in out
