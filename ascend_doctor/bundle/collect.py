@@ -29,6 +29,7 @@ from .archive import KIND, TOP_PREFIX, write_archive
 LOG_PROCESSES = 64  # the newest processes' plog and device logs
 LOG_FILE_BYTES = 8 << 20  # per log file: its last 8 MiB (a plog rolls over at 20 MB)
 LOG_TOTAL_BYTES = 64 << 20
+LOG_MIN_TAIL = 4 << 10  # less budget than this left: the remaining files are listed, not cut to a sliver
 RAW_FILE_BYTES = 1 << 20  # a version or install file larger than this is cut
 RAW_TOTAL_BYTES = 16 << 20
 EXTRA_FILE_BYTES = 16 << 20  # --logs: per file
@@ -162,7 +163,7 @@ def build_bundle(
     budget = LOG_TOTAL_BYTES
     if root and host.is_dir(root):
         for path, size in recent_log_files(ctx, root, processes=LOG_PROCESSES):  # type: ignore[arg-type]
-            if budget <= 0:
+            if budget < LOG_MIN_TAIL:
                 left_out.append({"path": red.text(path, "manifest.json"), "reason": f"log budget of {LOG_TOTAL_BYTES >> 20} MiB used up"})
                 continue
             try:

@@ -150,3 +150,30 @@ def test_bad_output_is_one_line_exit_2(tmp_path):
                               timeout=60, cwd=tmp_path)
         assert proc.returncode == 2, proc.stderr
         assert msg in proc.stderr and len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+def test_sim_runtime_scenario_bundles_its_job(tmp_path):
+    out = io.StringIO()
+    assert run_bundle(output=str(tmp_path / "sim.tar.gz"), sim="hccl_timeout", fmt="json", stream=out) == 0
+    doc = json.loads(out.getvalue())
+    assert doc["verdicts"]["triage"]["first_failing_rank"] == 3 and doc["verdicts"]["check"] == "warn"
+    names = list(_members(tmp_path / "sim.tar.gz"))
+    assert any(n.endswith("/logs/given/console.log") for n in names)
+
+
+def test_logs_are_bounded_newest_first_and_cut_at_a_line(host, tmp_path, monkeypatch):
+    from ascend_doctor.bundle import collect
+
+    monkeypatch.setattr(collect, "LOG_FILE_BYTES", 64 << 10)
+    monkeypatch.setattr(collect, "LOG_TOTAL_BYTES", 320 << 10)
+    path, summary = _bundle(host, "small.tar.gz")
+    members = _members(path)
+    manifest = json.loads(next(iter(members.values())))
+    logs = [f for f in manifest["files"] if f["kind"] == "log" and "/given/" not in f["name"]]
+    assert sum(f["bytes"] for f in logs) <= 320 << 10
+    cut = [f for f in logs if "truncated" in f]
+    assert cut and all(f["bytes"] <= 64 << 10 and f["truncated"]["of_bytes"] > f["bytes"] for f in cut)
+    for f in cut:  # a kept tail starts at a line start: a whole plog line
+        data = next(d for n, d in members.items() if n.endswith("/" + f["name"]))
+        assert data.startswith(b"[")
+    assert any("log budget" in item["reason"] for item in manifest["left_out"])
