@@ -34,7 +34,14 @@ def played(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("ansible")
     # the wheelhouse the controller ships: this checkout and its dependencies, as wheels
     wheelhouse = tmp / "wheelhouse"
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "-w", str(wheelhouse), str(REPO)],
+    src = tmp / "src"  # built from a copy: nothing is written into the checkout, no stale build/ is packed
+    for name in ("pyproject.toml", "README.md", "ascend_doctor", "compat_matrix", "runtime_sim"):
+        if (REPO / name).is_dir():
+            shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            src.mkdir(exist_ok=True)
+            shutil.copy(REPO / name, src / name)
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "-w", str(wheelhouse), str(src)],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     job = sim_host.run("hccl_timeout", tmp / "node-a")  # a node whose last job failed in HCCL
