@@ -15,6 +15,7 @@ import typer
 
 from . import __version__
 from .errors import UsageError
+from .inputs import InputError
 
 app = typer.Typer(
     name="ascend-doctor",
@@ -30,6 +31,8 @@ JSON_OPT = typer.Option(False, "--json", help="JSON on stdout (schema 1), nothin
 FORMAT_OPT = typer.Option("text", "--format", help="text | json | md")
 ROOT_OPT = typer.Option(None, "--root", help="Read the machine as if DIR were /.", metavar="DIR")
 ENV_FILE_OPT = typer.Option(None, "--env-file", help="The environment to judge: KEY=VALUE lines.", metavar="FILE")
+TRUST_ROOT_OPT = typer.Option(False, "--trust-root", help="Let the --root tree's own programs (npu-smi, python3) run on this machine. Without it they never run: versions come from files.")
+NPU_SMI_FILE_OPT = typer.Option(None, "--npu-smi", help="A saved `npu-smi info` output to read instead of running npu-smi.", metavar="FILE")
 
 
 def _call(fn: Callable[..., int], *args, **kwargs) -> None:
@@ -39,6 +42,9 @@ def _call(fn: Callable[..., int], *args, **kwargs) -> None:
     except UsageError as exc:
         typer.echo(f"ascend-doctor: error: {exc}", err=True)
         raise typer.Exit(2)
+    except InputError as exc:  # input past a limit of ascend_doctor.inputs, not caught closer
+        typer.echo(f"ascend-doctor: error: {exc}", err=True)
+        raise typer.Exit(2)
     except KeyboardInterrupt:
         typer.echo("ascend-doctor: interrupted", err=True)
         raise typer.Exit(130)
@@ -46,10 +52,19 @@ def _call(fn: Callable[..., int], *args, **kwargs) -> None:
         raise
     except Exception as exc:  # the last line of defence: never a traceback by default
         if os.environ.get("ASCEND_DOCTOR_DEBUG"):
-            raise
+            import traceback
+
+            traceback.print_exc(file=sys.stderr)
         first = str(exc).splitlines()[0] if str(exc) else ""
-        typer.echo(f"ascend-doctor: internal error: {type(exc).__name__}: {first} (ASCEND_DOCTOR_DEBUG=1 shows the traceback)", err=True)
+        hint = "" if os.environ.get("ASCEND_DOCTOR_DEBUG") else " (ASCEND_DOCTOR_DEBUG=1 shows the traceback)"
+        typer.echo(f"ascend-doctor: internal error: {type(exc).__name__}: {first}{hint}", err=True)
         raise typer.Exit(3)
+    finally:
+        # nothing the doctor started outlives it: a prefetched npu-smi nobody waited for,
+        # a child interrupted by Ctrl-C, a grandchild that left its process group
+        from .children import kill_all
+
+        kill_all()
     raise typer.Exit(code)
 
 
@@ -77,6 +92,8 @@ def check(
     sim: Optional[str] = typer.Option(None, "--sim", help="Check a bundled simulated host (python -m runtime_sim list).", metavar="SCENARIO"),
     only: Optional[List[str]] = typer.Option(None, "--only", help="Run only these check ids or groups (repeatable).", metavar="ID"),
     timeout: float = typer.Option(8.0, "--timeout", help="Seconds npu-smi may take before it is killed and reported.", metavar="SECONDS"),
+    trust_root: bool = TRUST_ROOT_OPT,
+    npu_smi: Optional[str] = NPU_SMI_FILE_OPT,
     verbose: int = typer.Option(0, "-v", "--verbose", count=True, help="Show evidence, timings and skipped checks."),
     json_out: bool = JSON_OPT,
     fmt: str = typer.Option("text", "--format", help="text | json | md | prometheus (gauges for node_exporter's textfile collector)"),
@@ -98,6 +115,8 @@ def check(
         verbose=verbose,
         only=only,
         timeout=timeout,
+        trust_root=trust_root,
+        npu_smi=npu_smi,
     )
 
 
@@ -140,8 +159,17 @@ def oom(
     json_out: bool = JSON_OPT,
     fmt: str = typer.Option("text", "--format", help="text | json | md | prometheus (verdict, fragmentation ratios, bytes) | html (with --snapshot: the pool's segments and blocks)"),
 ) -> None:
-    """Out of memory: capacity, fragmentation of the caching pool, or memory held by someone else? With the fix."""
-    from .commands.oom import run_oom
+    """Out of memory: capacity, fragmentation of the caching pool, or memory held by someone else? With the fix.
+
+    Also: `ascend-doctor oom simulate TRACE` (allocator what-if) and `ascend-doctor oom watch --stats F`
+    (fragmentation ratio as Prometheus lines); -h after either shows its options.
+    """
+    from .commands.oom import SUBCOMMANDS, run_oom
+
+    if text and text[0] in SUBCOMMANDS and len(text) > 1 and not (file or stats or snapshot or npu_smi):
+        # reached only when the app is driven without main() (which dispatches these itself)
+        extra = (["--json"] if json_out else []) + (["--format", fmt] if fmt != "text" else [])
+        oom_tools(args=list(text) + extra, prog_name="ascend-doctor oom", standalone_mode=True)
 
     if fmt in ("prometheus", "html") and not json_out:
         _call(_oom_rendered, run_oom, fmt, " ".join(text) if text else None, files=file, stats=stats, snapshot=snapshot,
@@ -175,6 +203,75 @@ def _oom_rendered(run_oom: Callable[..., int], fmt: str, text: Optional[str], **
         segments = load_snapshot(kwargs["snapshot"], kwargs.get("device")).segments
     sys.stdout.write(oom_html(doc, segments))
     return code
+
+
+@app.command()
+def diagnose(
+    symptom: Optional[str] = typer.Argument(None, help="init | oom | unsupported_op | slow | jitter | multi_card (default: picked from the logs, profile or host).", metavar="[SYMPTOM]"),
+    root: Optional[Path] = ROOT_OPT,
+    env_file: Optional[Path] = ENV_FILE_OPT,
+    sim: Optional[str] = typer.Option(None, "--sim", help="Diagnose a bundled simulated host and its workload's logs (python -m runtime_sim list).", metavar="SCENARIO"),
+    logs: Optional[List[str]] = typer.Option(None, "--logs", help="Log file or directory (plog tree, console output); repeatable.", metavar="PATH"),
+    profile: Optional[List[str]] = typer.Option(None, "--profile", help="Profiling output (msprof PROF_* or torch_npu *_ascend_pt); repeatable.", metavar="DIR"),
+    baseline: Optional[List[str]] = typer.Option(None, "--baseline", help="A baseline profile to compare --profile with (before an upgrade).", metavar="DIR"),
+    timeout: float = typer.Option(8.0, "--timeout", help="Seconds npu-smi may take before it is killed and reported.", metavar="SECONDS"),
+    json_out: bool = JSON_OPT,
+    fmt: str = FORMAT_OPT,
+) -> None:
+    """Run the troubleshooting flow of a symptom; print each step, the cause and what is left."""
+    from .commands.diagnose import run_diagnose
+
+    _call(run_diagnose, symptom, root=root, env_file=env_file, sim=sim, logs=logs, profile=profile, baseline=baseline,
+          timeout=timeout, fmt=fmt, json_flag=json_out)
+
+
+oom_tools = typer.Typer(
+    name="ascend-doctor oom",
+    help="Allocator what-if and fragmentation monitoring (ascend-doctor oom TEXT analyses an out-of-memory).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@oom_tools.command("simulate")
+def oom_simulate(
+    trace: str = typer.Argument(..., help="A runtime_sim trace name (training_varlen, llm_serving_kv_concat, video_diffusion), a trace JSON, or a memory snapshot with history (pickle or JSON).", metavar="TRACE"),
+    conf: Optional[List[str]] = typer.Option(None, "--conf", help="A PYTORCH_NPU_ALLOC_CONF value to compare (repeatable; default: default, expandable_segments:True, max_split_size_mb, garbage_collection_threshold).", metavar="S"),
+    release: Optional[str] = typer.Option(None, "--release", help="torch_npu release line whose allocator to simulate (5.0.0 ... 26.1.0, cuda; default 7.3.0).", metavar="LINE"),
+    capacity: Optional[str] = typer.Option(None, "--capacity", help="Device memory (bytes or 64GiB); default: the trace's.", metavar="SIZE"),
+    non_torch: Optional[str] = typer.Option(None, "--non-torch", help="Device memory held outside PyTorch (HCCL, runtime).", metavar="SIZE"),
+    save_trace: Optional[str] = typer.Option(None, "--save-trace", help="Also write the events as a trace JSON.", metavar="FILE"),
+    json_out: bool = JSON_OPT,
+    fmt: str = FORMAT_OPT,
+) -> None:
+    """Replay an allocation trace under each allocator setting: peak reserved, stranded bytes, OOM or not."""
+    from .commands.oom import run_simulate
+
+    _call(run_simulate, trace, confs=conf, profile=release, capacity=capacity, non_torch=non_torch,
+          save_trace=save_trace, fmt=fmt, json_flag=json_out)
+
+
+@oom_tools.command("watch")
+def oom_watch(
+    stats: str = typer.Option(..., "--stats", help="torch.npu.memory_stats() saved as JSON or a printed dict (- is stdin).", metavar="F"),
+    threshold: float = typer.Option(0.10, "--threshold", help="Fragmentation ratio (stranded / reserved) at which a restart is advised.", metavar="R"),
+    pool: str = typer.Option("all", "--pool", help="all | large_pool | small_pool"),
+    device: Optional[int] = typer.Option(None, "--device", help="Device whose statistics to read.", metavar="N"),
+    label: Optional[List[str]] = typer.Option(None, "--label", help="Extra Prometheus label NAME=VALUE (repeatable).", metavar="NAME=VALUE"),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Also write the Prometheus text to this file, atomically (textfile collector).", metavar="FILE"),
+    interval: Optional[float] = typer.Option(None, "--interval", help="Read the file again every SECONDS.", metavar="SECONDS"),
+    count: Optional[int] = typer.Option(None, "--count", help="With --interval: stop after N readings.", metavar="N"),
+    json_out: bool = JSON_OPT,
+    fmt: str = typer.Option("prometheus", "--format", help="prometheus | text | json | md"),
+) -> None:
+    """memory_stats() -> fragmentation ratio and Prometheus text lines; exit 1 at or above the threshold."""
+    from .commands.oom import run_watch
+
+    _call(run_watch, stats, threshold=threshold, pool=pool, device=device, labels=label, output=output,
+          interval=interval, count=count, fmt=fmt, json_flag=json_out)
 
 
 @app.command(context_settings={"allow_interspersed_args": True})
@@ -217,6 +314,8 @@ def compat(
     root: Optional[Path] = ROOT_OPT,
     env_file: Optional[Path] = ENV_FILE_OPT,
     sim: Optional[str] = typer.Option(None, "--sim", help="Read a bundled simulated host (python -m runtime_sim list).", metavar="SCENARIO"),
+    trust_root: bool = TRUST_ROOT_OPT,
+    npu_smi: Optional[str] = NPU_SMI_FILE_OPT,
     json_out: bool = JSON_OPT,
     fmt: str = FORMAT_OPT,
 ) -> None:
@@ -225,7 +324,7 @@ def compat(
 
     _call(run_compat, cann=cann, driver=driver, firmware=firmware, torch=torch, torch_npu=torch_npu, python=python,
           chip=chip, suggest=suggest, upgrade=upgrade, prerelease=prerelease, root=root, env_file=env_file, sim=sim,
-          fmt=fmt, json_flag=json_out)
+          trust_root=trust_root, npu_smi=npu_smi, fmt=fmt, json_flag=json_out)
 
 
 @app.command()
@@ -238,6 +337,7 @@ def bundle(
     no_redact: bool = typer.Option(False, "--no-redact", help="Keep host names, addresses, user names, serials and secrets as found."),
     python: Optional[str] = typer.Option(None, "--python", help="Target interpreter (default: python3 on the judged PATH).", metavar="PATH"),
     timeout: float = typer.Option(8.0, "--timeout", help="Seconds npu-smi may take before it is killed and reported.", metavar="SECONDS"),
+    trust_root: bool = TRUST_ROOT_OPT,
     json_out: bool = JSON_OPT,
     fmt: str = FORMAT_OPT,
 ) -> None:
@@ -245,7 +345,7 @@ def bundle(
     from .commands.bundle import run_bundle
 
     _call(run_bundle, output=output, root=root, env_file=env_file, sim=sim, logs=logs, redact=not no_redact,
-          python=python, timeout=timeout, fmt=fmt, json_flag=json_out)
+          python=python, timeout=timeout, trust_root=trust_root, fmt=fmt, json_flag=json_out)
 
 
 @app.command()
@@ -268,8 +368,12 @@ def main() -> None:
             stream.reconfigure(errors="replace")  # type: ignore[attr-defined]
         except (AttributeError, ValueError):
             pass
+    argv = sys.argv[1:]
     try:
-        app()
+        if len(argv) >= 2 and argv[0] == "oom" and argv[1] in ("simulate", "watch"):
+            oom_tools(args=argv[1:], prog_name="ascend-doctor oom")  # sub-commands of oom; `oom TEXT` is unchanged
+        else:
+            app()
     except SystemExit:
         raise
     except Exception as exc:  # click itself failed (broken terminal, encoding)

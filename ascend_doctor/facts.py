@@ -27,6 +27,29 @@ from .parsers.version_info import (
 
 T = TypeVar("T")
 
+
+def open_input_file(name: str, option: str):
+    """A file the user named (``--npu-smi``), opened by the one safe rule; UsageError otherwise."""
+    import os
+    import stat
+
+    from .errors import UsageError
+    from .openable import open_for_reading, refusal
+
+    try:
+        st = os.stat(name)
+    except OSError as exc:
+        raise UsageError(f"{option} {name}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"{option} {name}: is a directory")
+    reason = refusal(name, st, allow_pipe=True)
+    if reason is not None:
+        raise UsageError(f"{option} {name}: {reason}")
+    try:
+        return open_for_reading(name, allow_pipe=True)
+    except OSError as exc:
+        raise UsageError(f"{option} {name}: {exc.strerror or exc}") from None
+
 DEFAULT_INSTALL_ROOT = "/usr/local/Ascend"
 INSTALL_INFO = "/etc/ascend_install.info"
 NPU_SMI_TIMEOUT = 8.0
@@ -55,6 +78,8 @@ class NpuSmiFact:
     info: Optional[NpuSmiInfo] = None
     error: Optional[NpuSmiError] = None
     parse_error: Optional[str] = None
+    untrusted: Optional[str] = None  # why the tree's npu-smi was not run (no --trust-root)
+    saved: Optional[str] = None  # the saved `npu-smi info` output read instead (--npu-smi FILE)
 
 
 @dataclass
@@ -90,6 +115,8 @@ class PythonFact:
     python: Optional[str] = None
     packages: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     error: Optional[str] = None
+    static: bool = False  # read from the tree's dist-info metadata; the interpreter did not run
+    searched: List[str] = field(default_factory=list)  # site directories read (static)
 
     def version_of(self, package: str) -> Optional[str]:
         entry = self.packages.get(package)
@@ -99,9 +126,11 @@ class PythonFact:
 class Facts:
     """Lazily gathered, cached facts about one Host."""
 
-    def __init__(self, host: Host, python: Optional[str] = None, command_timeout: float = NPU_SMI_TIMEOUT) -> None:
+    def __init__(self, host: Host, python: Optional[str] = None, command_timeout: float = NPU_SMI_TIMEOUT,
+                 npu_smi_file: Optional[str] = None) -> None:
         self.host = host
         self.python = python
+        self.npu_smi_file = npu_smi_file  # a saved `npu-smi info` output (a path here, not under the root)
         self.command_timeout = command_timeout  # for npu-smi; the Python probes get their own
         self._cache: Dict[str, Any] = {}
         self._locks: Dict[str, threading.Lock] = {}
@@ -168,11 +197,17 @@ class Facts:
         return self._cached("npu_smi", self._run_npu_smi)
 
     def _run_npu_smi(self) -> NpuSmiFact:
+        if self.npu_smi_file:
+            return self._saved_npu_smi(self.npu_smi_file)
         path = self.host.which("npu-smi")
         if path is None:
             return NpuSmiFact(path=None, result=None)
         result = self.host.run([path, "info"], timeout=self.command_timeout)
         fact = NpuSmiFact(path=path, result=result)
+        if result.untrusted:
+            fact.untrusted = (f"{path} belongs to the tree under --root and is not run here; give --trust-root "
+                              "to run it, or --npu-smi FILE with a saved `npu-smi info` output")
+            return fact
         if result.timed_out or result.error:
             return fact
         text = result.stdout + "\n" + result.stderr
@@ -181,6 +216,23 @@ class Facts:
         except ValueError as exc:
             fact.parse_error = str(exc)
         if fact.info is None or result.returncode != 0:
+            fact.error = parse_npu_smi_error(text)
+        return fact
+
+    def _saved_npu_smi(self, name: str) -> NpuSmiFact:
+        """``npu-smi info`` output saved to a file (``--npu-smi FILE``), parsed like a live run."""
+        from .host import CommandResult
+
+        with open_input_file(name, "--npu-smi") as fh:
+            raw = fh.read(4 << 20)
+        text = raw.decode("utf-8", errors="replace")
+        result = CommandResult(["npu-smi", "info"], 0, text, "", 0.0)
+        fact = NpuSmiFact(path=name, result=result, saved=name)
+        try:
+            fact.info = parse_npu_smi_info(text)
+        except ValueError as exc:
+            fact.parse_error = str(exc)
+        if fact.info is None:
             fact.error = parse_npu_smi_error(text)
         return fact
 
@@ -253,6 +305,8 @@ class Facts:
         from .probes import probe_source
 
         interp = self.python_interpreter()
+        if not self.host.trusted:
+            return self._static_python(interp)
         if interp is None:
             return PythonFact(None, None, error="no python3 or python on the judged PATH")
         result = self._run_python(interp, probe_source("stack"), PYTHON_TIMEOUT)
@@ -267,6 +321,17 @@ class Facts:
         fact.packages = payload.get("packages") or {}
         return fact
 
+    def _static_python(self, interp: Optional[str]) -> PythonFact:
+        """The stack of an untrusted tree, from its dist-info metadata (nothing runs)."""
+        from .probes.static_stack import read_static_stack
+
+        stack = read_static_stack(self.host, interp)
+        fact = PythonFact(interp, None, python=stack.python, packages=dict(stack.packages), static=True,
+                          searched=stack.searched)
+        if not stack.searched and interp is None:
+            fact.error = "no python3 or python on the judged PATH and no site-packages in the tree"
+        return fact
+
     def runtime_probe(self) -> Tuple[Optional[Dict[str, Any]], Optional[CommandResult]]:
         """Deep tier: import torch_npu and touch NPU 0 in the target interpreter."""
 
@@ -277,7 +342,7 @@ class Facts:
             from .probes import probe_source
 
             interp = self.python_interpreter()
-            if interp is None:
+            if interp is None or not self.host.trusted:
                 return None, None
             # Importing torch_npu and touching the device makes CANN write plog and trace
             # files (and op caches in the working directory). They go to a scratch directory
@@ -295,7 +360,20 @@ class Facts:
         return self._cached("runtime_probe", compute)
 
     def _run_python(self, interp: str, source: str, timeout: float, env=None, cwd: Optional[str] = None) -> CommandResult:
-        return self.host.run([interp, "-c", source], timeout=timeout, env=env, cwd=cwd)
+        """The target interpreter runs ``source`` without writing into the judged machine:
+        ``-B`` and PYTHONDONTWRITEBYTECODE (no ``__pycache__`` in its site-packages), caches
+        and the working directory in a private temporary directory removed afterwards."""
+        import shutil
+        import tempfile
+
+        scratch = tempfile.mkdtemp(prefix="ascend-doctor-py-")
+        try:
+            env = dict(env) if env is not None else self.host.command_env()
+            env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONPYCACHEPREFIX=scratch + "/pycache",
+                       XDG_CACHE_HOME=scratch + "/cache", MPLCONFIGDIR=scratch + "/mpl")
+            return self.host.run([interp, "-B", "-c", source], timeout=timeout, env=env, cwd=cwd or scratch)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _last_json(text: str) -> Optional[Dict[str, Any]]:

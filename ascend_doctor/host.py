@@ -13,16 +13,23 @@ owner and group ids are named through the root's ``/etc/passwd`` and ``/etc/grou
 On the real machine only a character device counts.
 
 Commands are run with an argv list (never a shell), stdin closed, a timeout, and in a
-new session so that a hang is ended by killing the whole process group.
+new session so that a hang is ended by killing the whole process group; what is left of a
+command when it returns (a grandchild that double-forked) is killed too
+(``ascend_doctor.children``), and its output is read up to a cap (head and tail kept).
+
+Trust: the programs of a tree given with ``--root`` (its npu-smi, its python3) are code
+from the inspected machine. They run only when the Host is ``trusted`` (``--trust-root``,
+or a ``--sim`` tree the doctor built itself); otherwise ``run`` refuses and says so, and the
+facts fall back to static evidence. The real machine (root ``/``) is trusted.
 """
 from __future__ import annotations
 
 import errno
 import os
 import platform
-import signal
 import stat as stat_mod
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,6 +90,8 @@ class CommandResult:
     not_found: bool = False
     error: Optional[str] = None  # could not start (permission, exec format)
     foreign: bool = False  # a binary of another architecture or format: it cannot run here
+    untrusted: bool = False  # a program of an untrusted --root tree: not run
+    cut: int = 0  # output bytes dropped between head and tail (over the cap)
 
     @property
     def ok(self) -> bool:
@@ -135,6 +144,7 @@ class Host:
         root: str = "/",
         env: Optional[Mapping[str, str]] = None,
         user_name: Optional[str] = None,
+        trusted: bool = False,
     ) -> None:
         root_path = Path(root).expanduser()
         if not root_path.exists():
@@ -143,6 +153,7 @@ class Host:
             raise HostError(f"--root {root}: not a directory")
         self.root = root_path.resolve()
         self.is_real = str(self.root) == "/"
+        self.trusted = trusted or self.is_real  # may the tree's own programs run here?
         self.env: Dict[str, str] = dict(os.environ if env is None else env)
         self._user_name = user_name
         self._user: Optional[User] = None
@@ -497,54 +508,67 @@ class Host:
     def run(
         self, argv: Sequence[str], timeout: float, env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None
     ) -> CommandResult:
-        """Run a command found on the judged machine; never raises for the command's failures."""
+        """Run a command found on the judged machine; never raises for the command's failures.
+
+        Under an untrusted root nothing runs: the result says so (``untrusted``)."""
+        from . import children
+        from .inputs import CappedBuffer
+
         argv = list(argv)
         start = time.monotonic()
         exe = self.which(argv[0])
         if exe is None:
             return CommandResult(argv, None, "", f"{argv[0]}: command not found", 0.0, not_found=True)
+        if not self.trusted:
+            return CommandResult(argv, None, "", "", 0.0, untrusted=True,
+                                 error=f"{exe}: not run, it belongs to the tree under --root (give --trust-root to run it)")
         real_argv = [str(self.fs_path(exe))] + argv[1:]
         try:
-            proc = subprocess.Popen(
-                real_argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=dict(env) if env is not None else self.command_env(),
-                cwd=cwd,
-                start_new_session=True,
-            )
+            proc = children.spawn(real_argv, dict(env) if env is not None else self.command_env(), cwd=cwd)
         except OSError as exc:
             return CommandResult(
                 argv, None, "", "", time.monotonic() - start,
                 error=f"{argv[0]}: {exc.strerror or exc}", foreign=exc.errno == errno.ENOEXEC,
             )
+        out, err = CappedBuffer(), CappedBuffer()
+        pumps = [threading.Thread(target=_pump, args=(pipe, buf), daemon=True)
+                 for pipe, buf in ((proc.stdout, out), (proc.stderr, err))]
+        for t in pumps:
+            t.start()
+        timed_out = False
         try:
-            out, err = proc.communicate(timeout=max(timeout, 0.01))
-            timed_out = False
+            proc.wait(timeout=max(timeout, 0.01))
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            try:
-                out, err = proc.communicate(timeout=1.0)
-            except subprocess.TimeoutExpired:
-                out, err = b"", b""
             timed_out = True
+        finally:
+            # on every way out (a normal end, the timeout, an exception, Ctrl-C) the group and
+            # whatever it left behind are killed, so the pipes close and nothing outlives us
+            children.finish(proc)
+            for t in pumps:
+                t.join(2.0)
         return CommandResult(
             argv,
             None if timed_out else proc.returncode,
-            out.decode("utf-8", errors="replace"),
-            err.decode("utf-8", errors="replace"),
+            out.text(),
+            err.text(),
             time.monotonic() - start,
             timed_out=timed_out,
+            cut=out.cut + err.cut,
         )
 
 
-def _kill_group(proc: "subprocess.Popen[bytes]") -> None:
+def _pump(pipe, buf) -> None:
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
+        while True:
+            data = pipe.read1(1 << 16) if hasattr(pipe, "read1") else pipe.read(1 << 16)
+            if not data:
+                break
+            buf.write(data)
+    except (OSError, ValueError):
+        pass
+    finally:
         try:
-            proc.kill()
+            pipe.close()
         except OSError:
             pass
 

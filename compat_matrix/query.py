@@ -96,6 +96,10 @@ def _supported_cann(m: Matrix, b: Build) -> Tuple[List[VersionSpec], Optional[st
     specs: List[VersionSpec] = []
     if b.cann is not None:
         specs.append(b.cann)
+    if b.cann_basis in ("wheel", "inherited"):
+        # the statement lists every CANN it names (paired one first), with its own source
+        specs.extend(s for s in b.cann_also if s.text not in {x.text for x in specs})
+        return specs, b.source
     line = m.release_line(b)
     src = None
     if line is not None and line.supports:
@@ -144,6 +148,8 @@ def _status_phrase(m: Matrix, b: Build) -> str:
                                                   "hotfix of " + (b.hotfix_of.text if b.hotfix_of else "?"))
     if b.status == "unverified":
         return "a published build"
+    if b.status == "published":
+        return "a build on the package index that no stored table lists"
     return "the TorchNPU %s build" % (b.release.text if b.release else "?")
 
 
@@ -205,9 +211,21 @@ def judge_torch_npu_cann(m: Matrix, tn: Version, cann_in: Version) -> Pair:
     if b.cann is None:
         pins = _pins_for(m, tn)
         extra = ("; pinned by " + _fmt_versions(pins)) if pins else ""
+        st = m.cann_statement(tn)
+        if st is not None and st.kind == "inferred":
+            # an inference from the neighbours: at best not_recommended, never compatible
+            likely = st.range_text()
+            if st.in_range(cann):
+                return Pair("cann", "torch_npu", NOT_RECOMMENDED, found, "likely " + likely, None,
+                            "inferred, not stated: %s; CANN %s is inside that range, but no source pairs them%s"
+                            % (st.text, cann.text, extra), None)
+            return Pair("cann", "torch_npu", UNKNOWN, found, "likely " + likely, None,
+                        "inferred, not stated: %s; CANN %s is outside that range%s" % (st.text, cann.text, extra), None)
         return Pair("cann", "torch_npu", UNKNOWN, found, None, _cite(m, b.source),
                     "torch_npu %s is %s (%s), but no source names the CANN release it was made for%s"
                     % (tn.text, _status_phrase(m, b), b.note or "", extra), b.source)
+    if b.cann_basis in ("wheel", "inherited"):
+        return _judge_stated(m, b, tn, cann, found)
     specs, wide_src = _supported_cann(m, b)
     paired = b.cann
     required = "CANN %s" % paired.text
@@ -249,6 +267,32 @@ def judge_torch_npu_cann(m: Matrix, tn: Version, cann_in: Version) -> Pair:
         reason += "; it is %s%s" % (_status_phrase(m, b),
                                     ", use the GA build %s" % ", ".join(ga) if ga else ", with no GA build for this CANN")
     return Pair("cann", "torch_npu", verdict, found, required, _cite(m, sid), reason, sid)
+
+
+def _judge_stated(m: Matrix, b: Build, tn: Version, cann: Version, found: str) -> Pair:
+    """torch_npu <-> CANN for a build whose CANN comes from its wheel or is inherited from its line."""
+    specs, sid = _supported_cann(m, b)
+    required = "CANN %s" % _fmt_specs(specs)
+    statement = b.cann_note or ""
+    if any(s.matches(cann) for s in specs):
+        verdict = COMPATIBLE
+        reason = statement
+        if b.status == "prerelease":
+            verdict = NOT_RECOMMENDED
+            reason += "; it is a pre-release build"
+        return Pair("cann", "torch_npu", verdict, found, required, _cite(m, sid), reason, sid)
+    exact = [s.version for s in specs if s.version is not None]
+    if exact and all(cann > v for v in exact) or not m.is_known_cann(cann):
+        return Pair("cann", "torch_npu", UNKNOWN, found, required, _cite(m, sid),
+                    "%s; nothing names CANN %s for it, and no source says whether it works" % (statement, cann.text), sid)
+    reason = "%s; nothing names CANN %s for it" % (statement, cann.text)
+    if exact and all(cann < v for v in exact):
+        reason += ", which is older than every CANN named for this build"
+    made = sorted({x.torch_npu.text for x in m.builds if x.is_ga and x.cann is not None and x.cann.matches(cann)
+                   and x.torch == b.torch}, key=lambda t: parse_version(t, "torch_npu"))
+    if made:
+        reason += "; for CANN %s install torch_npu %s" % (cann.text, ", ".join(made))
+    return Pair("cann", "torch_npu", INCOMPATIBLE, found, required, _cite(m, sid), reason, sid)
 
 
 def _fmt_specs(specs: Sequence[VersionSpec]) -> str:
@@ -387,6 +431,15 @@ def judge_torch_cann(m: Matrix, torch: Version, cann_in: Version) -> Pair:
         return Pair("cann", "torch", COMPATIBLE, found, "torch_npu %s" % b.torch_npu.text, _cite(m, src),
                     "torch_npu %s (made for CANN %s) supports CANN %s by its release notes"
                     % (b.torch_npu.text, b.cann.text, cann.text), src)
+    # a final build whose CANN is only inferred from its neighbours: say so, never compatible
+    for b in sorted(m.builds_for_torch(torch), key=lambda b: b.torch_npu, reverse=True):
+        st = m.cann_statement(b.torch_npu) if b.cann is None and not b.torch_npu.pep440.is_prerelease else None
+        if st is None or st.kind != "inferred":
+            continue
+        verdict = NOT_RECOMMENDED if st.in_range(cann) else UNKNOWN
+        return Pair("cann", "torch", verdict, found, "torch_npu %s (likely %s)" % (b.torch_npu.text, st.range_text()),
+                    None, "inferred, not stated: %s; CANN %s is %s that range" % (
+                        st.text, cann.text, "inside" if verdict == NOT_RECOMMENDED else "outside"), None)
     other = sorted(exact, key=lambda b: b.torch_npu, reverse=True) + [b for b, _ in wide]
     if other:
         b = other[0]
@@ -588,15 +641,25 @@ def requirements(m: Matrix, tn: Version) -> Optional[str]:
         specs, _ = _supported_cann(m, b)
         cann = "CANN %s" % b.cann.text
         if len(specs) > 1:
-            cann += " (its release line also supports %s)" % ", ".join(s.text for s in specs[1:])
+            cann += " (%s %s)" % ("its release line also supports" if b.cann_basis == "table" else "the statement also names",
+                                  ", ".join(s.text for s in specs[1:]))
         parts.append(cann)
     else:
-        parts.append("a CANN release no stored source names")
+        st = m.cann_statement(tn)
+        if st is not None and st.kind == "inferred":
+            parts.append("a CANN release no source names (likely %s, inferred from the nearest builds)" % st.range_text())
+        else:
+            parts.append("a CANN release no stored source names")
     if b.python:
         parts.append("Python %s" % _py_range(b.python))
     where = ", ".join(x for x in (("TorchNPU " + b.release.text) if b.release else None,
                                    ("branch " + b.branch) if b.branch else None) if x)
-    return "torch_npu %s%s needs %s" % (tn.text, " (%s)" % where if where else "", "; ".join(parts))
+    line = "torch_npu %s%s needs %s" % (tn.text, " (%s)" % where if where else "", "; ".join(parts))
+    if b.cann_basis == "wheel":
+        line += " [CANN from the wheel's own METADATA]"
+    elif b.cann_basis == "inherited":
+        line += " [CANN inherited from the %s line]" % ".".join(str(x) for x in tn.pep440.release[:3])
+    return line
 
 
 def _build_notes(m: Matrix, tn: Version, notes: List[str]) -> None:

@@ -158,6 +158,14 @@ _Why = Optional[Tuple[str, bool]]  # (reason, would be listed with non-GA builds
 _UNPAIRED = "no source names the CANN release it was made for"
 
 
+def _unpaired(m: Matrix, b: Build) -> str:
+    """_UNPAIRED, with the likely range when the neighbours give one (an inference, said as such)."""
+    st = m.cann_statement(b.torch_npu)
+    if st is not None and st.kind == "inferred" and st.range is not None:
+        return _UNPAIRED + " (likely %s, inferred from the nearest builds that name one)" % st.range_text()
+    return _UNPAIRED
+
+
 def _consider(m: Matrix, b: Build, pins: _Pins, include_prerelease: bool,
               include_unverified: bool) -> Tuple[Optional[SuggestedStack], _Why]:
     """The stack ``b`` makes with the pins, or None and why not."""
@@ -171,7 +179,7 @@ def _consider(m: Matrix, b: Build, pins: _Pins, include_prerelease: bool,
         py_ok = [series]
     if not b.is_ga and pins.tn is None:
         if b.status == "unverified" and not include_unverified:
-            return None, (_UNPAIRED, True)
+            return None, (_unpaired(m, b), True)
         if b.status != "unverified" and not include_prerelease:
             return None, ("a %s build, not GA" % b.status + ("; " + _UNPAIRED if b.cann is None else ""), True)
     if b.cann is None:
@@ -229,11 +237,11 @@ def _without_cann(m: Matrix, b: Build, pins: _Pins, py_ok: List[str],
                   include_unverified: bool) -> Tuple[Optional[SuggestedStack], _Why]:
     """A build no source pairs with a CANN release: a stack without CANN, verdict unknown."""
     if not include_unverified and pins.tn is None:
-        return None, (_UNPAIRED, True)
+        return None, (_unpaired(m, b), True)
     if pins.cann is not None:
         return None, ("%s, so nothing pairs it with CANN %s" % (_UNPAIRED, pins.cann.text), False)
     comps: Dict[str, str] = {"torch": b.torch.text, "torch_npu": b.torch_npu.text}
-    notes = [_UNPAIRED]
+    notes = [_unpaired(m, b)]
     if pins.chip:
         comps["chip"] = pins.chip
     if pins.drv is not None:

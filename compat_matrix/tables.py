@@ -15,11 +15,13 @@ from compat_matrix.versions import Version, VersionSpec, parse_spec, parse_versi
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 DATA_FILES = ("sources", "torch_npu", "releases", "torch_python", "cann_hdk", "host_rules",
-              "downstream", "contradictions")
+              "downstream", "contradictions", "wheels")
 
 # torch_npu build statuses, and the relations of CANN <-> HDK statements
-BUILD_STATUSES = ("active", "eol", "prerelease", "hotfix", "beta", "unverified")
-GA_STATUSES = ("active", "eol")
+# published: a final release on the package index that no stored table lists, whose CANN comes
+# from its own wheel or from its line (compat_matrix.wheels); unverified: not even that.
+BUILD_STATUSES = ("active", "eol", "prerelease", "hotfix", "beta", "unverified", "published")
+GA_STATUSES = ("active", "eol", "published")
 HDK_RELATIONS = ("incompatible", "mapping", "compatible", "release_bundle", "tested",
                  "required_by_installer", "shipped_by_installer")
 # the release notes' own statements: they define the allowed set for a CANN release
@@ -86,6 +88,11 @@ class Build:
     python_source: Optional[str]
     contradiction: Optional[str]
     note: Optional[str]
+    # where `cann` comes from: table (a stored row), wheel (the wheel's own METADATA),
+    # inherited (from its torch_npu X.Y.Z line), inferred / none (cann stays None)
+    cann_basis: str = "table"
+    cann_also: Tuple[VersionSpec, ...] = ()  # further CANN the same statement names
+    cann_note: Optional[str] = None  # the statement, one sentence (wheel / inherited / inferred)
 
     @property
     def is_ga(self) -> bool:
@@ -209,6 +216,8 @@ class Matrix:
     toolkits: List[ToolkitRule]
     contradictions: Dict[str, Contradiction]
     wheel_glibc: List[Dict[str, Any]]
+    cann_statements: Dict[Version, Any] = field(default_factory=dict)  # compat_matrix.wheels.CannStatement
+    wheel_facts: Dict[str, Any] = field(default_factory=dict)  # wheels.yaml "index" block
     _by_wheel: Dict[Version, Build] = field(default_factory=dict, repr=False)
     _by_release: Dict[Version, Release] = field(default_factory=dict, repr=False)
 
@@ -235,6 +244,10 @@ class Matrix:
     def build(self, wheel: Version) -> Optional[Build]:
         """The build of this exact wheel version (a +local part is ignored)."""
         return self._by_wheel.get(wheel) or self._by_wheel.get(wheel.public)
+
+    def cann_statement(self, wheel: Version) -> Optional[Any]:
+        """What is known of the CANN of a published build, and how (compat_matrix.wheels)."""
+        return self.cann_statements.get(wheel) or self.cann_statements.get(wheel.public)
 
     def release(self, version: Version) -> Optional[Release]:
         return self._by_release.get(version)
@@ -440,6 +453,13 @@ def _build_matrix() -> Matrix:
                             compatible_version=tuple(r["compatible_version"]), source=r["source"])
                 for r in hr.get("toolkits") or ()]
 
+    from compat_matrix import wheels as wheels_mod
+
+    wheel_doc = raw_data("wheels")
+    builds, wheel_sources, statements = wheels_mod.merge(wheel_doc, builds, releases, Build)
+    for sid, (url, title) in wheel_sources.items():
+        sources.setdefault(sid, Source(sid, url, "wheel-metadata", title))
+
     contradictions = {}
     for r in raw_data("contradictions")["contradictions"]:
         contradictions[r["id"]] = Contradiction(
@@ -452,7 +472,8 @@ def _build_matrix() -> Matrix:
                   cann_editions=editions, torch_python=torch_python, hdk=hdk, pins=pins,
                   drivers=drivers, firmwares=firmwares, toolkits=toolkits,
                   contradictions=contradictions,
-                  wheel_glibc=list(raw_data("torch_npu").get("wheel_glibc") or ()))
+                  wheel_glibc=list(raw_data("torch_npu").get("wheel_glibc") or ()),
+                  cann_statements=statements, wheel_facts=dict(wheel_doc.get("index") or {}))
 
 
 def load_matrix() -> Matrix:

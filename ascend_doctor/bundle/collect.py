@@ -112,6 +112,8 @@ def build_bundle(
     info = host_info(host, run.facts)
     if sim:
         info["sim"] = sim
+    if not getattr(host, "trusted", True):
+        info["trusted"] = False
     check_doc = check_report.to_json(run.findings, info, run.duration_s)
 
     say("judging the version stack")

@@ -45,6 +45,7 @@ class Options:
     expect_devices: Optional[int] = None
     python: Optional[str] = None
     command_timeout: float = 8.0  # seconds a command such as npu-smi may take
+    npu_smi_file: Optional[str] = None  # a saved `npu-smi info` output, read instead of running it
 
 
 @dataclass

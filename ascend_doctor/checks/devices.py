@@ -156,6 +156,8 @@ def npu_smi_info(ctx: Context) -> Result:
             evidence=Evidence(found="npu-smi not in PATH, /usr/local/bin, /usr/local/sbin or /usr/bin", required="/usr/local/bin/npu-smi from the driver package"),
             fix=Fix("Reinstall the driver package; it installs npu-smi.", ["ls -l /usr/local/bin/npu-smi /usr/local/sbin/npu-smi"]),
         )
+    if fact.untrusted:
+        return skip(f"not run: {fact.untrusted}", data={"untrusted": True})
     result = fact.result
     if result is not None and result.timed_out:
         return timed_out(

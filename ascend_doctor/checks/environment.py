@@ -14,6 +14,7 @@ from ..model import Evidence, Fix
 from ..parsers.visible_devices import parse_ascend_visible_devices, parse_rt_visible_devices
 from .base import Context, Result, check, fail, ok, skip, warn
 from .container import in_container
+from ..inputs import int_or_none as num
 
 SET_ENV_SOURCE = "https://github.com/vllm-project/vllm-ascend/issues/6512"
 RT_VISIBLE_SOURCE = "https://www.hiascend.com/document/detail/zh/CANNCommunityEdition/910/maintenref/envvar/envref_07_0028.html"
@@ -126,7 +127,7 @@ def visible_devices(ctx: Context) -> Result:
         limit = len(selected) if selected is not None else count
         if not dev_id.isdigit():
             problems.append(f"ASCEND_DEVICE_ID={dev_id} is not a device index")
-        elif limit is not None and int(dev_id) >= limit:
+        elif limit is not None and (num(dev_id) is None or num(dev_id) >= limit):
             within = "the ASCEND_RT_VISIBLE_DEVICES list" if selected is not None else "the visible devices"
             problems.append(f"ASCEND_DEVICE_ID={dev_id} is not an index into {within} (0..{limit - 1})")
     container_raw = env.get("ASCEND_VISIBLE_DEVICES")
@@ -134,7 +135,7 @@ def visible_devices(ctx: Context) -> Result:
         cv = parse_ascend_visible_devices(container_raw)
         problems.extend(f"ASCEND_VISIBLE_DEVICES={container_raw}: {p}" for p in cv.problems)
         if in_container(ctx) and rt_raw is not None and cv.ids and count is not None:
-            if any(i >= count for i in (int(t) for t in rt_raw.split(",") if t.strip().isdigit())):
+            if any(i is None or i >= count for i in (num(t.strip()) for t in rt_raw.split(",") if t.strip().isdigit())):
                 notes.append(
                     "inside a container the runtime renumbers the mapped devices from 0; "
                     "ASCEND_RT_VISIBLE_DEVICES takes those logical ids, not the host's physical ids"
@@ -148,7 +149,7 @@ def visible_devices(ctx: Context) -> Result:
     if not problems:
         return ok("; ".join(notes) or "device selection is valid", evidence=evidence)
     # what the user meant: every existing id they wrote, once, in the order the runtime needs
-    written = [int(t) for t in re.findall(r"\d+", rt_raw or "")]
+    written = [i for i in (num(t) for t in re.findall(r"\d+", rt_raw or "")) if i is not None]
     good = sorted(set(i for i in written if count is None or i < count))
     want = ",".join(str(i) for i in (good or range(min(count or 1, 8))))
     return fail(

@@ -38,6 +38,15 @@ def interpreter(ctx: Context) -> Result:
         return fail(f"{fact.interpreter}: no such interpreter", evidence=Evidence(found=fact.interpreter), fix=Fix("Name an existing interpreter.", ["ascend-doctor check --python $(command -v python3)"]))
     if res is not None and res.foreign and not ctx.host.is_real:
         return skip(f"the judged machine's {fact.interpreter} cannot run on this machine ({res.error})")
+    if fact.static:
+        if fact.error:
+            return skip(f"{fact.error}; the tree's programs are not run without --trust-root")
+        where = ", ".join(fact.searched[:3]) or "no site directory"
+        version = f"Python {fact.python}" if fact.python else "Python (version not shown by the tree)"
+        return ok(f"{version}, packages from the tree's dist-info metadata ({where}); {fact.interpreter or 'python3'} "
+                  "not run: give --trust-root to run it",
+                  evidence=Evidence(found=fact.python or "unknown", source=where),
+                  data={"python": fact.python, "packages": fact.packages, "static": True})
     if fact.error:
         return fail(f"{fact.interpreter} failed to run: {fact.error}", evidence=Evidence(found=fact.error))
     rel = release(fact.python)
@@ -54,7 +63,7 @@ def interpreter(ctx: Context) -> Result:
 @check("python.packages", "PyTorch and torch_npu installed", "python", category="env_path", requires=("python.interpreter",))
 def packages(ctx: Context) -> Result:
     fact = ctx.facts.python_stack()
-    if fact.error or fact.python is None:
+    if fact.error or (fact.python is None and not fact.static):
         return skip("the interpreter gave no package list")
     torch_v, npu_v = fact.version_of("torch"), fact.version_of("torch_npu")
     if not torch_v and not npu_v:

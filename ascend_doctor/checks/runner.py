@@ -62,7 +62,8 @@ def run_checks(
 ) -> CheckRun:
     start = time.monotonic()
     deadline = start + (deadline_s or (DEEP_DEADLINE_S if options.tier == "deep" else QUICK_DEADLINE_S))
-    facts = Facts(host, python=options.python, command_timeout=options.command_timeout)
+    facts = Facts(host, python=options.python, command_timeout=options.command_timeout,
+                  npu_smi_file=options.npu_smi_file)
     checks = selected_checks(options, only)
     ids = {c.id for c in checks}
     # the two slow facts start now, in parallel with the file checks

@@ -41,6 +41,8 @@ def _default_category(check_id: str) -> str:
 def _step_result(ctx: Context, name: str) -> Result:
     payload, res = ctx.facts.runtime_probe()
     if res is None:
+        if not ctx.host.trusted:
+            return skip("not run: the tree's python3 does not run on this machine without --trust-root")
         return skip("no target interpreter")
     if res.timed_out:
         return timed_out(f"the runtime probe did not finish within {RUNTIME_TIMEOUT:.0f} s (stuck in device init?)")

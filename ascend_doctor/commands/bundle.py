@@ -1,6 +1,9 @@
 """``ascend-doctor bundle``: one redacted .tar.gz to attach to a bug report.
 
-    bundle [-o FILE.tar.gz] [--root DIR --env-file F | --sim S] [--logs PATH]... [--no-redact]
+    bundle [-o FILE.tar.gz] [--root DIR --env-file F [--trust-root] | --sim S] [--logs PATH]... [--no-redact]
+
+A --root tree's programs (npu-smi, its python3) run only with --trust-root, as for check;
+without it the bundle holds what the files say. A --sim tree is built here and trusted.
 
 Exit codes: 0 the bundle was written, 2 bad input (a bad host option, an output path that
 cannot be written), 3 internal error. What the host shows (failing checks, incidents) does
@@ -30,6 +33,7 @@ def run_bundle(
     redact: bool = True,
     python: Optional[str] = None,
     timeout: float = 8.0,
+    trust_root: bool = False,
     fmt: str = "text",
     json_flag: bool = False,
     stream: Optional[TextIO] = None,
@@ -48,10 +52,11 @@ def run_bundle(
         if root or env_file:
             raise UsageError("--sim builds its own host: do not combine it with --root or --env-file")
         scratch, root, env_file, console = _sim_host(sim)
+        trust_root = True  # built here, from the scenario
         if console is not None:
             extra.append(str(console))
     try:
-        host = make_host(root, env_file)
+        host = make_host(root, env_file, trust_root=trust_root)
         label = f"simulated host {sim}" if sim else ("this machine" if host.is_real else str(root))
         from ..bundle.collect import build_bundle
 

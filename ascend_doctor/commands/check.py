@@ -67,6 +67,8 @@ def run_check(
     verbose: int = 0,
     only: Optional[List[str]] = None,
     timeout: float = 8.0,
+    trust_root: bool = False,
+    npu_smi: Optional[str] = None,
 ) -> int:
     fmt = "prometheus" if fmt == "prometheus" and not json_flag else output_format(fmt, json_flag)
     if tier not in ("quick", "deep"):
@@ -83,8 +85,13 @@ def run_check(
         selected_checks(Options(tier=tier), only)
     except UnknownCheck as exc:
         raise UsageError(str(exc)) from None
-    host = make_host(root, env_file, sim)
-    options = Options(tier=tier, expect_devices=expect_devices, python=python, command_timeout=timeout)
+    host = make_host(root, env_file, sim, trust_root=trust_root)
+    if npu_smi:
+        from ..facts import open_input_file
+
+        open_input_file(npu_smi, "--npu-smi").close()  # a bad path is a usage error now, not a finding
+    options = Options(tier=tier, expect_devices=expect_devices, python=python, command_timeout=timeout,
+                      npu_smi_file=npu_smi)
     progress = _progress_printer() if fmt == "text" and sys.stderr.isatty() else None
     run = run_checks(host, options, only=only, on_progress=progress)
     if progress:
@@ -93,6 +100,8 @@ def run_check(
     info = host_info(host, run.facts)
     if sim:
         info["sim"] = sim
+    if not host.trusted:
+        info["trusted"] = False
     if fmt == "json":
         sys.stdout.write(json.dumps(check_report.to_json(run.findings, info, run.duration_s), indent=2) + "\n")
     elif fmt == "prometheus":

@@ -79,13 +79,19 @@ def build_sim(scenario: str) -> Tuple[Path, Path]:
     return Path(built.root), Path(built.env_file)
 
 
-def make_host(root: Optional[Path], env_file: Optional[Path], sim: Optional[str] = None) -> Host:
+def make_host(root: Optional[Path], env_file: Optional[Path], sim: Optional[str] = None,
+              trust_root: bool = False) -> Host:
+    """The Host to judge. The programs of a --root tree run only with ``trust_root``; a --sim
+    tree is built by the doctor itself and trusted."""
     if sim:
         if root or env_file:
             raise UsageError("--sim builds its own host: do not combine it with --root or --env-file")
         root, env_file = build_sim(sim)
+        trust_root = True
+    elif trust_root and not root:
+        raise UsageError("--trust-root goes with --root DIR (the real machine's programs always run)")
     env = load_env_file(env_file) if env_file else None
     try:
-        return Host(str(root) if root else "/", env=env)
+        return Host(str(root) if root else "/", env=env, trusted=trust_root)
     except HostError as exc:
         raise UsageError(str(exc)) from None

@@ -42,6 +42,8 @@ def run_compat(
     root: Optional[Path] = None,
     env_file: Optional[Path] = None,
     sim: Optional[str] = None,
+    trust_root: bool = False,
+    npu_smi: Optional[str] = None,
     fmt: str = "text",
     json_flag: bool = False,
     stream: Optional[TextIO] = None,
@@ -57,9 +59,9 @@ def run_compat(
     detected: Dict[str, str] = {}
     where = None
     if use_host:
-        host = make_host(root, env_file, sim)
+        host = make_host(root, env_file, sim, trust_root=trust_root)
         where = f"simulated host {sim}" if sim else ("this machine" if str(host.root) == "/" else str(host.root))
-        detected = _detect(host)
+        detected = _detect(host, npu_smi)
     if upgrade:
         if not flags:
             raise UsageError("--upgrade needs the target: give at least one of --cann, --torch, --torch-npu, --python, --driver")
@@ -90,7 +92,7 @@ def _validate(flags: Dict[str, str]) -> None:
             raise UsageError("%s %s: %s" % (FLAGS[comp], value, exc)) from None
 
 
-def _detect(host: Any) -> Dict[str, str]:
+def _detect(host: Any, npu_smi: Optional[str] = None) -> Dict[str, str]:
     from ..checks import load_all
 
     # register every area first: importing compat_checks alone would give its checks an
@@ -102,7 +104,7 @@ def _detect(host: Any) -> Dict[str, str]:
     from compat_matrix.chips import try_chip_family
     from compat_matrix.versions import try_parse_version
 
-    found = stack_from_facts(Facts(host))
+    found = stack_from_facts(Facts(host, npu_smi_file=npu_smi))
     # a value the grammar cannot read is dropped here; `check` reports the file itself
     return {k: v for k, v in found.items()
             if (try_chip_family(v) if k == "chip" else try_parse_version(v, k)) is not None}
@@ -172,6 +174,9 @@ def _text_report(rep: Any, sources: Dict[str, str], where: Optional[str], out: T
             for label, value in (("found", p.found), ("required", p.required), ("source", p.source)):
                 if value:
                     console.print("      [dim]%-9s[/dim]%s" % (label, escape(value)))
+        elif p.source_id and p.source_id.startswith("pypi: "):
+            # a pairing read from a wheel (no table lists it): say where it comes from
+            console.print("      [dim]%-9s[/dim]%s" % ("source", escape("%s (%s)" % (p.source_id, p.source))))
     if rep.notes:
         console.print("")
         for n in rep.notes:

@@ -12,10 +12,12 @@ format), 3 the knowledge base itself could not be loaded.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any, Dict, List, Optional, TextIO
 
 FORMATS = ("text", "json", "md")
+_ENTRY_ID = re.compile(r"^[a-z0-9_]+(?:\.[a-z0-9_]+)+$")
 MAX_MATCHES = 5
 MAX_QUERY = 1 << 20  # a pasted block longer than 1 MiB is cut; explain is for excerpts
 
@@ -88,7 +90,10 @@ def explain(base: Any, query: str) -> Dict[str, Any]:
         "matches": [],
         "not_found": None,
     }
-    if result["kind"] == "code":
+    if _ENTRY_ID.match(query) and base.has_entry(query):  # a pointer the other verbs print: "explain env.x"
+        result["kind"] = "entry"
+        result["matches"].append(_entry_json(base, base.entry(query), None))
+    elif result["kind"] == "code":
         _explain_code(base, query, result)
     else:
         _explain_text(base, query, result)
@@ -134,10 +139,36 @@ def _explain_code(base: Any, query: str, result: Dict[str, Any]) -> None:
                     result["matches"].append(_entry_json(base, entry, None))
 
 
+def _triage_reading(base: Any, query: str) -> Optional[Any]:
+    """The incident triage makes of the same text (so explain and triage never disagree)."""
+    import io
+
+    from ascend_doctor.triage.engine import triage_paths
+    from ascend_doctor.triage.knowledge import Knowledge
+
+    report = triage_paths(["-"], stdin=io.BytesIO(query.encode("utf-8", "replace")), knowledge=Knowledge(kb=base))
+    return report.incidents[0] if report.incidents else None
+
+
 def _explain_text(base: Any, query: str, result: Dict[str, Any]) -> None:
     matches = base.match(query)
-    for match in matches[:MAX_MATCHES]:
+    top = _triage_reading(base, query)
+    if top is not None:
+        v = top.verdict
+        result["triage"] = {"category": v.category, "title": top.display_title, "kb": v.kb_id,
+                            "confidence": v.confidence, "runner_up": v.runner_up}
+        if v.kb_id is not None:  # triage's reading of the text comes first, as triage would print it
+            first = next((m for m in matches if m.entry.id == v.kb_id), None)
+            matches = ([first] if first is not None else []) + [m for m in matches if m is not first]
+            if first is None:
+                result["matches"].append(_entry_json(base, base.entry(v.kb_id), None))
+    for match in matches[:MAX_MATCHES - len(result["matches"])]:
         result["matches"].append(_entry_json(base, match.entry, match))
+    if top is not None and top.verdict.kb_id is not None and result["matches"]:
+        # the numbers of an out-of-memory message, or a family table, can move the category and fill the text
+        v, first_json = top.verdict, result["matches"][0]
+        first_json.update({"category": v.category, "title": v.title, "cause": v.cause})
+        first_json["fix"] = {**first_json["fix"], "text": v.fix_text, "commands": list(v.fix_commands)}
     seen = set()
     for info in base.codes_in(query):
         if info.key in seen:

@@ -161,3 +161,140 @@ def _run(text: Optional[str], files: List[str], stats_path: Optional[str], snaps
     else:
         out.write(render_text(diagnosis))
     return 1 if diagnosis.is_finding else 0
+
+
+# ---------------------------------------------------------------------- oom simulate / oom watch
+SUBCOMMANDS = ("simulate", "watch")
+
+
+def _size_arg(text: Optional[str], option: str) -> Optional[int]:
+    if text is None:
+        return None
+    from ..memory.units import parse_size
+
+    raw = text.strip()
+    if raw.isdigit():
+        return int(raw)
+    size = parse_size(raw.replace("GiB", " GiB").replace("MiB", " MiB").replace("  ", " "))
+    if size is None or size.value <= 0:
+        raise UsageError(f"{option} {text}: give bytes or a size such as 64GiB or 512 MiB")
+    return size.value
+
+
+def run_simulate(trace: str, confs: Optional[List[str]] = None, profile: Optional[str] = None,
+                 capacity: Optional[str] = None, non_torch: Optional[str] = None, save_trace: Optional[str] = None,
+                 fmt: str = "text", json_flag: bool = False, out: Optional[TextIO] = None) -> int:
+    """Replay TRACE under each setting; exit 0 when some setting finishes, 1 when none does."""
+    import json
+
+    from ..memory import MemoryInputError
+    from ..memory.whatif import default_confs, load_input, render_md, render_text, report, simulate, write_trace
+    from .common import output_format
+
+    out = out or sys.stdout
+    fmt = output_format(fmt, json_flag)
+    cap = _size_arg(capacity, "--capacity")
+    other = _size_arg(non_torch, "--non-torch")
+    try:
+        from runtime_sim.allocator import UnknownProfileError, get_profile
+
+        if profile is not None:
+            get_profile(profile)
+    except UnknownProfileError as exc:
+        raise UsageError(f"--release {profile}: {str(exc).splitlines()[0]}") from None
+    try:
+        ti = load_input(trace, capacity=cap, non_torch=other)
+        chosen = list(confs) if confs else default_confs(profile)
+        if confs and "" not in chosen and "default" not in chosen:
+            chosen.insert(0, "")
+        chosen = ["" if c == "default" else c for c in chosen]
+        outcomes = simulate(ti, chosen, profile)
+    except MemoryInputError as exc:
+        raise UsageError(str(exc)) from None
+    if save_trace:
+        write_trace(save_trace, ti.name, ti.capacity, ti.non_torch, ti.events)
+    doc = report(ti, outcomes, profile)
+    if fmt == "json":
+        out.write(json.dumps(doc, indent=2) + "\n")
+    elif fmt == "md":
+        out.write(render_md(doc))
+    else:
+        out.write(render_text(doc))
+    return 0 if doc["finishes"] else 1
+
+
+def run_watch(stats: str, threshold: float = 0.10, pool: str = "all", device: Optional[int] = None,
+              labels: Optional[List[str]] = None, output: Optional[str] = None, interval: Optional[float] = None,
+              count: Optional[int] = None, fmt: str = "prometheus", json_flag: bool = False,
+              out: Optional[TextIO] = None, sleep=None) -> int:
+    """Print fragmentation metrics of a memory_stats() file (Prometheus text by default).
+
+    With ``--interval`` the file is read again every so many seconds (a service that dumps its
+    statistics periodically), ``--count`` times or until interrupted; ``--output`` writes the
+    Prometheus text atomically to a file (node_exporter's textfile collector reads such files).
+    Exit 1 when the last reading is at or above the threshold (restart advised), else 0.
+    """
+    import json
+    import os
+    import time
+
+    from ..memory import MemoryInputError
+    from ..memory.stats import load_stats
+    from ..memory.watch import fragmentation_metrics, prometheus_text
+
+    out = out or sys.stdout
+    if json_flag:
+        fmt = "json"
+    if fmt not in ("prometheus", "text", "json", "md"):
+        raise UsageError(f"--format {fmt}: choose prometheus, text, json or md")
+    if not 0 < threshold <= 1:
+        raise UsageError(f"--threshold {threshold}: a fraction in (0, 1], e.g. 0.1")
+    if interval is not None and interval <= 0:
+        raise UsageError("--interval must be positive")
+    if count is not None and count < 1:
+        raise UsageError("--count must be 1 or more")
+    if stats == "-" and interval is not None:
+        raise UsageError("--interval re-reads the file: give a path, not -")
+    label_map = {}
+    for item in labels or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--label {item}: use NAME=VALUE")
+        label_map[key] = value
+    if device is not None:
+        label_map.setdefault("device", str(device))
+    sleep = sleep or time.sleep
+    n = 0
+    over = False
+    while True:
+        try:
+            facts = load_stats(stats, device=device)
+            metrics = fragmentation_metrics(facts.values, threshold=threshold, pool=pool)
+            body = prometheus_text(metrics, labels=label_map)
+        except (MemoryInputError, ValueError) as exc:
+            raise UsageError(str(exc).splitlines()[0]) from None
+        over = metrics["over_threshold"]
+        if output:
+            tmp = f"{output}.tmp.{os.getpid()}"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(body)
+            os.replace(tmp, output)
+        if fmt == "prometheus":
+            out.write(body)
+        elif fmt == "json":
+            out.write(json.dumps({"schema": 1, "stats": stats, "metrics": metrics}) + "\n")
+        else:
+            from ..memory.units import format_size
+
+            verdict = "RESTART ADVISED" if over else "ok"
+            line = (f"{verdict}: fragmentation {metrics['fragmentation_ratio']:.1%} (threshold {threshold:.0%}); "
+                    f"stranded {format_size(metrics['stranded_bytes'])} of {format_size(metrics['reserved_bytes'])} reserved; "
+                    f"allocated {format_size(metrics['allocated_bytes'])}; cache flushes {metrics['num_alloc_retries']}; "
+                    f"OOMs {metrics['num_ooms']}")
+            out.write(("- " if fmt == "md" else "") + line + "\n")
+        out.flush()
+        n += 1
+        if interval is None or (count is not None and n >= count):
+            break
+        sleep(interval)
+    return 1 if over else 0

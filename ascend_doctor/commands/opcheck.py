@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -98,17 +97,18 @@ def run_record(
     # The child interpreter may not have ascend-doctor installed: let it find this copy.
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_package_root(), env.get("PYTHONPATH", "")) if p)
     # With --json, stdout carries only our summary: the program's own output goes to stderr.
-    proc = subprocess.Popen(cmd, env=env, stdin=None, stdout=sys.stderr.fileno() if json_flag else None,
-                            start_new_session=True)
+    from .. import children
+
+    # its own session, marked: on every way out (done, timeout, Ctrl-C, an error) the program
+    # and whatever it left running (DataLoader workers, a daemonised helper) are killed
+    proc = children.spawn(cmd, env=env, stdin=None, stdout=sys.stderr.fileno() if json_flag else None, stderr=None)
     try:
         rc = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        _kill(proc)
         sys.stderr.write(f"ascend-doctor: opcheck record: the program ran longer than {timeout:.0f} s and was stopped\n")
         return 1
-    except KeyboardInterrupt:
-        _kill(proc)
-        raise
+    finally:
+        children.finish(proc)
     if rc == 3:
         raise UsageError(f"opcheck record: torch is not installed for {interp} (pip install 'ascend-doctor[torch]')")
     if rc == 2:
@@ -131,17 +131,6 @@ def run_record(
                                      "recorded": rec}, indent=2) + "\n")
     sys.stderr.write(f"ascend-doctor: opcheck {summary}\n")
     return 0 if rc == 0 else 1
-
-
-def _kill(proc: "subprocess.Popen[bytes]") -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:  # pragma: no cover
-        pass
 
 
 def host_torch_npu(python: Optional[str] = None, root: Optional[Path] = None,
@@ -233,16 +222,46 @@ def run_opcheck(
 
 
 def run_versions(json_flag: bool = False) -> int:
-    """List the torch_npu releases the op data covers (for --from/--to)."""
+    """List the torch_npu lines and builds the op data covers (every one is a valid --from/--to)."""
     from compat_matrix import op_support
+    from compat_matrix.op_support import store
 
     rels = op_support.releases()
+    wheels = {r.wheel: r for r in store.wheel_releases()}
+    lines = store.wheel_lines()
+    unreadable = store.wheel_unreadable()
     if json_flag:
-        sys.stdout.write(json.dumps({"schema": 1, "releases": [dict(r.to_json(), counts=dict(r.counts)) for r in rels]}, indent=2) + "\n")
+        doc = {
+            "schema": 1,
+            "lines": [{"line": ln["line"], "torch": wheels[ln["base"]].torch, "newest": ln["base"],
+                       "counts": dict(wheels[ln["base"]].counts),
+                       "builds": [{"wheel": w, "cann": wheels[w].cann or None, "cann_basis": wheels[w].cann_basis,
+                                   "branch": wheels[w].git_branch, "ops": wheels[w].counts.get("total"),
+                                   "source": wheels[w].source} for w in ln["builds"]]}
+                      for ln in lines],
+            "unreadable": unreadable,
+            "releases": [dict(r.to_json(), counts=dict(r.counts)) for r in rels],
+        }
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return 0
-    sys.stdout.write(f"{'branch':<16} {'release':<8} {'torch':<6} {'wheel':<14} {'CANN':<9} ops\n")
+    out = sys.stdout.write
+    out(f"torch_npu lines, each build read from its own wheel (pypi: torch-npu==V): {len(wheels)} builds\n")
+    out(f"{'line':<8} {'torch':<6} {'newest':<13} {'CANN':<8} {'ops':>5} {'aten':>5} {'npu':>4}  builds\n")
+    for ln in reversed(lines):
+        base = wheels[ln["base"]]
+        c = base.counts
+        others = [w for w in ln["builds"] if w != ln["base"]]
+        shown = ", ".join(w[len(ln["line"]):] or w for w in reversed(others))
+        out(f"{ln['line']:<8} {base.torch:<6} {base.wheel:<13} {base.cann or '?':<8} {c.get('total', 0):>5} "
+            f"{c.get('aten', 0):>5} {c.get('npu', 0):>4}  {len(ln['builds'])}" + (f" (also {shown})" if shown else "") + "\n")
+    if unreadable:
+        out("not readable: " + "; ".join(f"{u['wheel']}: {u['reason']}" for u in unreadable) + "\n")
+    else:
+        out("every build on the index was read; any of them is a --from/--to\n")
+    out("\nrelease branches (upstream op-plugin and torch_npu files at the branch's commit)\n")
+    out(f"{'branch':<16} {'release':<8} {'torch':<6} {'wheel':<14} {'CANN':<9} ops\n")
     for r in rels:
-        sys.stdout.write(f"{r.branch:<16} {r.release:<8} {r.torch:<6} {r.wheel:<14} {r.cann:<9} {r.counts.get('total', '')}\n")
+        out(f"{r.branch:<16} {r.release:<8} {r.torch:<6} {r.wheel:<14} {r.cann:<9} {r.counts.get('total', '')}\n")
     return 0
 
 

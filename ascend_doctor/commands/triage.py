@@ -23,7 +23,6 @@ def run_triage(
     out: Optional[TextIO] = None,
     err: Optional[TextIO] = None,
     stdin: Optional[BinaryIO] = None,
-    use_kb: bool = True,
     verbose: int = 0,
 ) -> int:
     """Triage ``paths`` (files, directories, archives, ``-`` for stdin) and print the report."""
@@ -40,7 +39,7 @@ def run_triage(
     from ..triage.sources import InputError
 
     try:
-        report = triage_paths(paths, stdin=stdin, knowledge=Knowledge(use_kb=use_kb))
+        report = triage_paths(paths, stdin=stdin, knowledge=Knowledge())
     except InputError as exc:
         err.write(f"ascend-doctor triage: {exc}\n")
         return 2

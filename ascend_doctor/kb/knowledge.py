@@ -47,6 +47,10 @@ class KnowledgeBase:
         """Entries that explain ``text``, best first (see the package docstring)."""
         return self._matcher.match(text, codes=codes, module=module, limit=limit)
 
+    def mentions(self, text: str) -> bool:
+        """Whether ``text`` holds a code or literal that some entry's rule needs (cheap)."""
+        return self._matcher.mentions(text)
+
     def entries_for_code(self, code: str) -> List[Entry]:
         out: List[Entry] = []
         for key in self._keys(code):
@@ -54,6 +58,7 @@ class KnowledgeBase:
                 entry = self._by_id[eid]
                 if entry not in out:
                     out.append(entry)
+        out.sort(key=lambda e: e.broad)  # a class's catch-all after the entries that name the code
         return out
 
     # ------------------------------------------------------------ causal graph

@@ -15,7 +15,9 @@ from ascend_doctor.kb.conditions import CONDITIONS
 from ascend_doctor.kb.model import (
     CHECK_IDS,
     ROLES,
+    Attach,
     CodeInfo,
+    Family,
     Entry,
     Example,
     Fix,
@@ -30,9 +32,9 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 _ID = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)+$")
 _ENTRY_KEYS = {
     "id", "category", "role", "priority", "title", "cause", "explanation", "match", "checks",
-    "fix", "links", "causes", "caused_by", "examples", "counter_examples",
+    "fix", "links", "causes", "caused_by", "examples", "counter_examples", "weight", "headline", "attach", "family", "broad",
 }
-_MATCH_KEYS = {"codes", "patterns", "keywords", "modules", "unless", "generic_codes"}
+_MATCH_KEYS = {"codes", "patterns", "keywords", "modules", "unless", "generic_codes", "module_only"}
 
 
 def read_yaml(path: Path) -> Any:
@@ -54,21 +56,107 @@ def yaml_files(directory: Path) -> List[Path]:
     return sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
 
 
+# ------------------------------------------------------------------ the compiled form
+# The data files are YAML for people; the package also ships them compiled: one gzipped JSON
+# document (kb/data/compiled.json.gz, written by tools/compile_kb.py) holding every file's
+# parsed content, a stamp (the SHA-256 of the YAML files it was made from) and the name and
+# size of each file. At run time the compiled form is used when the YAML beside it has the
+# same names and sizes (a stat per file: reading and parsing YAML and compiling 400 regexes is
+# what the compiled form saves); otherwise the YAML is read and checked as before. Nothing is
+# written at run time. tests/kb/test_kb_compiled.py checks the stamp (the full content) and
+# that the compiled documents equal the YAML, so the repository never ships a stale one.
+COMPILED = "compiled.json.gz"
+SECTIONS = ("rules", "codes", "tables")
+_DOCS: Dict[str, Tuple[Dict[str, Dict[str, Any]], bool]] = {}
+
+
+def data_stamp(data_dir: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    for section in SECTIONS:
+        for path in yaml_files(data_dir / section):
+            digest.update(f"{section}/{path.name}\0".encode())
+            digest.update(path.read_bytes())
+            digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def data_sizes(data_dir: Path) -> Dict[str, int]:
+    """{"section/file.yaml": size in bytes} of every data file (the cheap run-time check)."""
+    return {f"{section}/{p.name}": p.stat().st_size for section in SECTIONS for p in yaml_files(data_dir / section)}
+
+
+def yaml_docs(data_dir: Path) -> Dict[str, Dict[str, Any]]:
+    """Every data file parsed from YAML: {section: {file name: document}}."""
+    return {section: {p.name: read_yaml(p) for p in yaml_files(data_dir / section)} for section in SECTIONS}
+
+
+def compiled_docs(data_dir: Path) -> Optional[Dict[str, Dict[str, Any]]]:
+    """The compiled documents when they were made from exactly these YAML files, else None."""
+    import gzip
+    import json
+
+    path = data_dir / COMPILED
+    try:
+        blob = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
+    except (OSError, ValueError, EOFError):
+        return None
+    if not isinstance(blob, dict) or blob.get("sizes") != data_sizes(data_dir):
+        return None
+    docs = blob.get("docs")
+    if not (isinstance(docs, dict) and all(isinstance(docs.get(s), dict) for s in SECTIONS)):
+        return None
+    triggers = blob.get("triggers")
+    if isinstance(triggers, dict):
+        _TRIGGERS.update(triggers)
+    return docs
+
+
+_TRIGGERS: Dict[str, Optional[str]] = {}  # regex source -> its literal trigger, shipped in the compiled form
+
+
+def trigger_of(source: str) -> Optional[str]:
+    if source in _TRIGGERS:
+        return _TRIGGERS[source]
+    found = _TRIGGERS[source] = required_literal(source)
+    return found
+
+
+def data_docs(data_dir: Path) -> Tuple[Dict[str, Dict[str, Any]], bool]:
+    """(documents, validate): from the compiled form when it is current (already checked when it
+    was made), else from the YAML (checked while loading)."""
+    key = str(data_dir)
+    hit = _DOCS.get(key)
+    if hit is None:
+        compiled = compiled_docs(data_dir)
+        hit = (compiled, False) if compiled is not None else (yaml_docs(data_dir), True)
+        _DOCS[key] = hit
+    return hit
+
+
 # ------------------------------------------------------------------ entries
 def load_entries(data_dir: Path = DATA_DIR) -> List[Entry]:
+    if _TABLE_DIR[0] != data_dir:
+        _TABLE_DIR[0] = data_dir
+        _TABLES.clear()
     entries: List[Entry] = []
     seen: Dict[str, str] = {}
-    for path in yaml_files(data_dir / "rules"):
-        doc = read_yaml(path)
+    docs, _VALIDATE[0] = data_docs(data_dir)
+    for name in sorted(docs["rules"]):
+        doc = docs["rules"][name]
         if not isinstance(doc, dict) or not isinstance(doc.get("entries"), list):
-            raise KBError(f"{path.name}: expected a mapping with an 'entries' list")
+            raise KBError(f"{name}: expected a mapping with an 'entries' list")
         for raw in doc["entries"]:
-            entry = _entry(raw, path.name)
+            entry = _entry(raw, name)
             if entry.id in seen:
-                raise KBError(f"{path.name}: {entry.id}: duplicate id (also in {seen[entry.id]})")
-            seen[entry.id] = path.name
+                raise KBError(f"{name}: {entry.id}: duplicate id (also in {seen[entry.id]})")
+            seen[entry.id] = name
             entries.append(entry)
     return _close_edges(entries)
+
+
+_VALIDATE = [True]  # compile every regex while loading (YAML source); the compiled form was checked when made
 
 
 def _entry(raw: Any, fname: str) -> Entry:
@@ -108,6 +196,14 @@ def _entry(raw: Any, fname: str) -> Entry:
     priority = raw.get("priority", 0)
     if not isinstance(priority, int):
         raise KBError(f"{where}: priority must be an integer")
+    weight = raw.get("weight")
+    if weight is not None and (not isinstance(weight, int) or not 0 <= weight <= 100):
+        raise KBError(f"{where}: weight must be an integer from 0 to 100")
+    headline = raw.get("headline", "")
+    if not isinstance(headline, str):
+        raise KBError(f"{where}: headline must be a string")
+    attach = _attach(raw.get("attach"), role, where)
+    family = _family(raw.get("family"), where)
     return Entry(
         id=eid,
         category=raw["category"],
@@ -125,7 +221,58 @@ def _entry(raw: Any, fname: str) -> Entry:
         priority=priority,
         counter_examples=counter,
         source_file=fname,
+        weight=weight,
+        broad=bool(raw.get("broad", False)),
+        headline=headline,
+        attach=attach,
+        family=family,
     )
+
+
+def _attach(raw: Any, role: str, where: str) -> Optional[Attach]:
+    if raw is None:
+        return None
+    if role not in ("context", "noise"):
+        raise KBError(f"{where}: only context entries attach notes to incidents")
+    if not isinstance(raw, dict) or not isinstance(raw.get("note"), str):
+        raise KBError(f"{where}: attach needs 'categories' and 'note'")
+    cats = _str_list(raw.get("categories"), where, "attach.categories")
+    bad = [c for c in cats if c not in CATEGORIES]
+    if bad or not cats:
+        raise KBError(f"{where}: attach categories must be categories, got {cats!r}")
+    return Attach(categories=tuple(cats), note=" ".join(raw["note"].split()))
+
+
+def _family(raw: Any, where: str) -> Optional[Family]:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not isinstance(raw.get("capture"), str) or not isinstance(raw.get("table"), str):
+        raise KBError(f"{where}: family needs 'capture' and 'table'")
+    table = _TABLES.get(raw["table"])
+    if table is None:
+        table = _TABLES[raw["table"]] = _read_table(raw["table"], where)
+    return Family(capture=raw["capture"], table=raw["table"], rows=table[0], default=table[1])
+
+
+_TABLES: Dict[str, Any] = {}
+
+
+def _read_table(name: str, where: str) -> Any:
+    """A family table (``data/tables/NAME.yaml``): rows of {match: regex, field: text}, and a default."""
+    doc = data_docs(_TABLE_DIR[0])[0]["tables"].get(f"{name}.yaml")
+    if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
+        raise KBError(f"{where}: family table {name}: expected a mapping with 'rows'")
+    rows = []
+    for row in doc["rows"]:
+        if not isinstance(row, dict) or not isinstance(row.get("match"), str):
+            raise KBError(f"{where}: family table {name}: every row needs 'match'")
+        fields = {str(k): " ".join(str(v).split()) for k, v in row.items() if k not in ("match", "source")}
+        rows.append((Pattern(row["match"], None), fields))
+    default = {str(k): " ".join(str(v).split()) for k, v in (doc.get("default") or {}).items()}
+    return tuple(rows), default
+
+
+_TABLE_DIR = [Path(__file__).resolve().parent / "data"]
 
 
 def _rule(raw: Any, where: str) -> Rule:
@@ -150,16 +297,24 @@ def _rule(raw: Any, where: str) -> Rule:
             raise KBError(f"{where}: a pattern is a regex string or {{regex, condition}}")
         if condition is not None and condition not in CONDITIONS:
             raise KBError(f"{where}: unknown condition {condition!r}")
-        patterns.append(Pattern(_compile(source, where), required_literal(source), condition))
+        if _VALIDATE[0]:
+            _compile(source, where)
+        patterns.append(Pattern(source, trigger_of(source), condition))
     keywords: List[Tuple[str, ...]] = []
     for group in _list(raw.get("keywords", []), where, "match.keywords"):
         words = _str_list(group, where, "match.keywords group")
         if not words:
             raise KBError(f"{where}: empty keyword group")
         keywords.append(tuple(words))
-    unless = tuple(_compile(s, where) for s in _str_list(raw.get("unless", []), where, "match.unless"))
+    unless = tuple(Pattern(s, None) for s in _str_list(raw.get("unless", []), where, "match.unless"))
+    if _VALIDATE[0]:
+        for veto in unless:
+            _compile(veto.source, where)
     modules = tuple(m.upper() for m in _str_list(raw.get("modules", []), where, "match.modules"))
-    if not (codes or patterns or keywords):
+    module_only = bool(raw.get("module_only", False))
+    if module_only and not modules:
+        raise KBError(f"{where}: module_only needs 'modules'")
+    if not (codes or patterns or keywords or module_only):
         raise KBError(f"{where}: 'match' needs codes, patterns or keywords")
     return Rule(
         codes=tuple(codes),
@@ -168,6 +323,7 @@ def _rule(raw: Any, where: str) -> Rule:
         modules=modules,
         unless=unless,
         generic_codes=bool(raw.get("generic_codes", False)),
+        module_only=module_only,
     )
 
 
@@ -278,11 +434,10 @@ def load_code_tables(data_dir: Path = DATA_DIR, entry_codes: Optional[Mapping[st
     tables = CodeTables()
     entry_codes = entry_codes or {}
     docs = []
-    for path in yaml_files(data_dir / "codes"):
-        doc = read_yaml(path)
+    for name, doc in sorted(data_docs(data_dir)[0]["codes"].items()):
         if not isinstance(doc, dict) or "table" not in doc:
-            raise KBError(f"{path.name}: expected a mapping with 'table'")
-        docs.append((path, doc))
+            raise KBError(f"{name}: expected a mapping with 'table'")
+        docs.append((Path(name), doc))
         # families, classes and prefixes first: any table may use another file's
         for fam, meta in (doc.get("families") or {}).items():
             tables.families[fam] = {

@@ -22,12 +22,14 @@ W_PATTERN = 10.0
 W_KEYWORDS = 8.0
 W_CODE = 6.0
 W_GENERIC_CODE = 2.0
+W_MODULE = 3.0  # a module's catch-all: says which component, not what went wrong
 W_EXTRA = 1.0  # each further pattern/keyword/code hit of the same entry
 W_SPECIFIC_MAX = 3.0  # longer matched text = more specific evidence
 MAX_MATCH_CHARS = 120
+BROAD_FACTOR = 0.5  # a failure class's catch-all ranks under any specific entry that matches
 # A wrapper ("something below failed") must rank under the cause it wraps when both match
 # one text; a symptom (a rank that waited) under the cause that made it wait.
-ROLE_FACTOR = {"cause": 1.0, "symptom": 0.85, "noise": 0.6, "wrapper": 0.4}
+ROLE_FACTOR = {"cause": 1.0, "symptom": 0.85, "advisory": 0.9, "context": 0.6, "noise": 0.6, "wrapper": 0.4}
 
 
 class Matcher:
@@ -36,7 +38,11 @@ class Matcher:
         self._by_code: Dict[str, List[int]] = {}
         self._by_trigger: Dict[str, List[int]] = {}
         self._always: List[int] = []
+        self._by_module: Dict[str, List[int]] = {}
         for idx, entry in enumerate(self.entries):
+            if entry.rule.module_only:
+                for mod in entry.rule.modules:
+                    self._by_module.setdefault(mod, []).append(idx)
             for key in entry.rule.codes:
                 self._by_code.setdefault(key, []).append(idx)
             triggers: Set[str] = set()
@@ -83,6 +89,18 @@ class Matcher:
                 found.update(ids)
         return found
 
+    def mentions(self, text: str) -> bool:
+        """Whether any entry's code or trigger literal occurs in ``text`` (a cheap pre-test)."""
+        for key in extract_codes(text):
+            if key in self._by_code:
+                return True
+        low = text.lower()
+        for word in self._words.intersection(_WORD.findall(low)):
+            for trigger, _ in self._by_word[word]:
+                if trigger in low:
+                    return True
+        return any(trigger in low for trigger, _ in self._unindexed)
+
     def match(
         self,
         text: str,
@@ -103,7 +121,10 @@ class Matcher:
         low = text.lower()
         lines: Optional[List[str]] = None
         results: List[Match] = []
-        for idx in self.candidates(text, keys, low):
+        found = self.candidates(text, keys, low)
+        if module_up and module_up in self._by_module:
+            found.update(self._by_module[module_up])
+        for idx in found:
             entry = self.entries[idx]
             if lines is None and entry.rule.keywords:
                 lines = text.splitlines() or [text]
@@ -124,7 +145,7 @@ def _score(
 ) -> Optional[Match]:
     rule = entry.rule
     for veto in rule.unless:
-        if veto.search(text):
+        if veto.regex.search(text):
             return None
     parts: List[MatchPart] = []
     captures: Dict[str, str] = {}
@@ -151,6 +172,9 @@ def _score(
             if line is not None:
                 hits.append(W_KEYWORDS + len(group))
                 parts.append(MatchPart("keywords", " ... ".join(group), _clip(line)))
+    if rule.module_only and module is not None and module in rule.modules:
+        hits.append(W_MODULE)
+        parts.append(MatchPart("module", module, module))
     for key in rule.codes:
         if key in keys:
             hits.append(W_GENERIC_CODE if rule.generic_codes else W_CODE)
@@ -158,7 +182,7 @@ def _score(
     if not hits:
         return None
     hits.sort(reverse=True)
-    score = (hits[0] + W_EXTRA * (len(hits) - 1)) * ROLE_FACTOR.get(entry.role, 1.0) + entry.priority
+    score = (hits[0] + W_EXTRA * (len(hits) - 1)) * ROLE_FACTOR.get(entry.role, 1.0) * (BROAD_FACTOR if entry.broad else 1.0) + entry.priority
     return Match(entry=entry, score=score, parts=parts, captures=captures)
 
 

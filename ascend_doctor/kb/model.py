@@ -5,7 +5,9 @@ files; the matcher (``matcher.py``) produces ``Match`` objects.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Dict, List, Optional, Tuple
 
 # Ids of `ascend-doctor check` findings a KB entry may name in `checks:`. The list is
@@ -44,8 +46,13 @@ CHECK_IDS = (
 
 # What an entry is in a failure story. Triage uses it to rank: a `cause` beats a
 # `symptom` (a rank waiting for another one) which beats a `wrapper` (a generic
-# error that only says "something below failed"); `noise` lines are known-harmless.
-ROLES = ("cause", "symptom", "wrapper", "noise")
+# error that only says "something below failed"); an `advisory` is a warning the job
+# survived (an operator on the CPU): its own finding, after every failure; `context`
+# lines are not failures (harmless, or facts such as which rank is which), and may
+# `attach` a note to an incident of given categories; `noise` is the older name of context.
+ROLES = ("cause", "symptom", "wrapper", "advisory", "context", "noise")
+# How much a line of each role says about the failure when an entry gives no `weight`.
+ROLE_WEIGHT = {"cause": 60, "symptom": 55, "wrapper": 10, "advisory": 30, "context": 0, "noise": 0}
 
 
 @dataclass(frozen=True)
@@ -74,13 +81,60 @@ class Example:
         return {"text": self.text, "source": self.source}
 
 
+@lru_cache(maxsize=None)
+def _compiled(source: str) -> Any:
+    return re.compile(source)
+
+
 @dataclass(frozen=True)
 class Pattern:
-    """One compiled message pattern with the literal that must occur for it to match."""
+    """One message pattern with the literal that must occur for it to match.
 
-    regex: Any  # re.Pattern; typed loosely to keep 3.9-compatible hints simple
+    The regex is compiled the first time a line holding the trigger reaches it: a run that
+    reads one pasted line compiles the few patterns that line can match, not all of them.
+    """
+
+    source: str
     trigger: Optional[str]  # lower-cased literal; None = no usable literal (always tried)
     condition: Optional[str] = None  # name of a predicate in conditions.py
+
+    @property
+    def regex(self) -> Any:  # re.Pattern
+        return _compiled(self.source)
+
+
+@dataclass(frozen=True)
+class Attach:
+    """A context entry's note on an incident of these categories in the same process.
+
+    ``note`` is a template: ``{count}`` lines, ``{first}``/``{last}`` their times.
+    """
+
+    categories: Tuple[str, ...]
+    note: str
+
+
+@dataclass(frozen=True)
+class Family:
+    """One entry that covers a family of lines: a captured part looked up in a table.
+
+    ``capture`` names the regex group (e.g. ``library``); the table's first row whose
+    ``match`` regex finds the captured text fills the placeholders (``{library}``,
+    ``{package}``...) of the entry's title, cause and fix; ``default`` fills them when no
+    row matches.
+    """
+
+    capture: str
+    table: str
+    rows: Tuple[Tuple[Any, Dict[str, str]], ...]  # (Pattern, fields)
+    default: Dict[str, str] = field(default_factory=dict)
+
+    def lookup(self, value: Optional[str]) -> Dict[str, str]:
+        if value is not None:
+            for pattern, fields in self.rows:
+                if pattern.regex.search(value):
+                    return fields
+        return self.default
 
 
 @dataclass(frozen=True)
@@ -100,6 +154,7 @@ class Rule:
     modules: Tuple[str, ...] = ()
     unless: Tuple[Any, ...] = ()
     generic_codes: bool = False  # codes alone say little (EZ9999, ERR00100): weigh them low
+    module_only: bool = False  # matches any error line of ``modules`` (a plog module's catch-all)
 
 
 @dataclass(frozen=True)
@@ -120,6 +175,15 @@ class Entry:
     priority: int = 0
     counter_examples: Tuple[Example, ...] = ()
     source_file: str = ""
+    weight: Optional[int] = None  # how much a line of this entry says in triage (default by role)
+    broad: bool = False  # a failure class's catch-all: scores at half weight, so specific entries win
+    headline: str = ""  # incident title template filled from the event ({op})
+    attach: Optional[Attach] = None
+    family: Optional[Family] = None
+
+    @property
+    def triage_weight(self) -> int:
+        return self.weight if self.weight is not None else ROLE_WEIGHT.get(self.role, 0)
 
     def to_json(self) -> Dict[str, Any]:
         return {

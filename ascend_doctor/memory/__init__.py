@@ -26,7 +26,7 @@ API (stable; ``ascend_doctor.commands.oom`` is the CLI on top of it)::
 Bad input raises ``MemoryInputError`` (a one-line message; the CLI exits 2). Files named
 by the user are opened through ``memory.input_file.open_input``: a regular file, ``-`` or
 a process-substitution pipe; FIFOs, devices and /proc files are refused before opening.
-Nothing here imports torch, torch_npu or runtime_sim.
+Nothing here imports torch or torch_npu; only ``whatif`` (oom simulate) imports runtime_sim.allocator, lazily.
 """
 from __future__ import annotations
 

@@ -25,6 +25,7 @@ from ..parsers.oom_text import OomRecord, parse_oom
 from ..parsers.plog import parse_plog_line
 from ..parsers.prefixes import strip_prefixes
 from . import MemoryInputError
+from ..inputs import int_or_none as num
 
 RETRY_TEXT = "Get a block from the existing pool failed"
 _NEEDLES = (b"out of memory", b"Tried to allocate", RETRY_TEXT.encode(), b"ALLOC_CONF", b"expandable_segments", b"EL0004",
@@ -122,7 +123,7 @@ def _pid_of(raw: str, inner: str, prefix_pid: Optional[int]) -> Optional[int]:
         return prefix_pid
     m = _BANNER_PID.search(raw)
     if m:
-        return int(m.group("pid"))
+        return num(m.group("pid"))
     rec = parse_plog_line(raw)
     return rec.pid if rec is not None else None
 
@@ -154,8 +155,8 @@ def _scan_line(facts: LogFacts, name: str, lineno: int, raw: str) -> None:
         m = rx.search(text)
         if m:
             groups = m.groupdict()
-            size = int(groups["size"]) if groups.get("size") else None
-            dev = int(groups["dev"]) if groups.get("dev") else None
+            size = num(groups["size"]) if groups.get("size") else None
+            dev = num(groups["dev"]) if groups.get("dev") else None
             facts.driver_ooms.append(DriverOomHit(kind, where, size, dev))
             break
 

@@ -101,7 +101,7 @@ def render_text(d: Diagnosis) -> str:
             out.append("  - " + lines[0].lstrip())
             out.extend(lines[1:])
     if d.kb:
-        out.append(f"more: kb {d.kb}")
+        out.append(f"more: ascend-doctor explain {d.kb}")
     return "\n".join(out) + "\n"
 
 

@@ -16,7 +16,15 @@ In order:
    cache still held at least Q, only in pieces too small or in the wrong pool/stream.
 5. fragmentation-assisted -- G + F >= Q > max(G, F) and G is a real share of the request
    (at least Q/2 or 1 GiB), so rounding noise on a full device is not called fragmentation.
+   Both fragmentation rules also need G to be a real share of the reservation (at least
+   FRAG_MIN_SHARE of R): a few percent of slack in a nearly full pool is what any busy
+   cache holds, not stranded memory, and a serving engine that reserved most of the card
+   for its KV cache runs out like that for lack of capacity.
 6. capacity -- otherwise: live tensors plus the request exceed what the device offers.
+
+When the text around the error shows that the framework itself reserves most of the device
+(``gpu_memory_utilization``, ``mem_fraction_static``, a KV-cache pool), ``framework_reserved``
+says so and a fragmentation reading becomes capacity: the fix is the reservation setting.
 
 Every comparison uses the pessimistic end of the printed numbers (two decimals), so a
 verdict never rests on the rounding of the message. This module is pure and cheap:
@@ -33,6 +41,7 @@ VERDICTS = ("oom_capacity", "oom_fragmentation", "external")
 EXTERNAL_SHARE = 0.5  # R + F below this share of C: most of the device belongs to others
 ASSIST_MIN_SHARE = 0.5  # G must cover this share of Q (or ASSIST_MIN_BYTES) to count
 ASSIST_MIN_BYTES = GiB
+FRAG_MIN_SHARE = 0.03  # G below this share of R is ordinary slack (block rounding, split remainders), not a fragmented pool
 
 RULE_TEXT = {
     "external": "free < request, and most of the device is held outside this PyTorch process",
@@ -42,6 +51,8 @@ RULE_TEXT = {
     "gap_covers_request": "reserved - allocated covers the request: the cache held enough, but not in one piece",
     "gap_plus_free_covers_request": "reserved - allocated + free covers the request, neither alone does",
     "no_room": "allocated + request exceed what the device offers this process",
+    "slack_only": "reserved - allocated covers the request but is a small share of the reservation: a full pool, not a fragmented one",
+    "framework_reservation": "the framework reserves most of the device itself (memory utilization / KV cache): its setting leaves too little",
     "numbers_missing": "the inputs carry no numbers to compare (paste the whole message, or add --stats / --snapshot)",
 }
 
@@ -57,6 +68,7 @@ class Reading:
     total: Optional[Size] = None
     allowed: Optional[Size] = None
     others: Optional[int] = None  # bytes other processes hold on the device (npu-smi, CUDA text)
+    framework_reserved: bool = False  # the job's framework pre-reserves device memory (KV cache, utilization)
 
 
 @dataclass(frozen=True)
@@ -67,7 +79,9 @@ class Decision:
 
     @property
     def category(self) -> str:
-        """The shared taxonomy has no "external": memory held elsewhere is a capacity problem."""
+        """The shared taxonomy's name: memory held by someone else is the device being busy."""
+        if self.verdict == "external":
+            return "device_busy_permission"
         return "oom_fragmentation" if self.verdict == "oom_fragmentation" else "oom_capacity"
 
 
@@ -92,7 +106,8 @@ def judge(r: Reading) -> Decision:
     if r.allowed is not None and r.reserved is not None and free_lo is not None:
         room = max(r.allowed.value - r.reserved.value, 0)
         free_lo, free_hi = min(free_lo, room), min(free_hi, room)  # type: ignore[type-var]
-    fragmented = gap is not None and gap_lo >= q
+    real_gap = gap is not None and (r.reserved is None or gap_lo >= FRAG_MIN_SHARE * r.reserved.value)
+    fragmented = gap is not None and gap_lo >= q and real_gap
 
     short = free_hi is not None and free_hi < q
     if short or free_hi is None:
@@ -107,10 +122,16 @@ def judge(r: Reading) -> Decision:
     if free_lo is not None and free_lo >= q:
         return Decision("oom_capacity", "free_covers_request", fragmented)
     if fragmented:
+        if r.framework_reserved:
+            return Decision("oom_capacity", "framework_reservation", True)
         return Decision("oom_fragmentation", "gap_covers_request")
     if gap is not None and free_lo is not None:
         enough_together = gap_lo + free_lo >= q
-        real_share = gap_lo >= min(ASSIST_MIN_SHARE * q, ASSIST_MIN_BYTES)
+        real_share = gap_lo >= min(ASSIST_MIN_SHARE * q, ASSIST_MIN_BYTES) and real_gap
         if enough_together and real_share and max(gap_hi, free_hi or 0) < q:
+            if r.framework_reserved:
+                return Decision("oom_capacity", "framework_reservation", True)
             return Decision("oom_fragmentation", "gap_plus_free_covers_request")
+    if gap is not None and gap_lo >= q and not real_gap:
+        return Decision("oom_capacity", "slack_only")
     return Decision("oom_capacity", "no_room")

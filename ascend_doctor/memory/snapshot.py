@@ -10,7 +10,11 @@ Accepted (memory-fragmentation.md §3.2):
   with ``size`` and ``state``.
 
 A pickle is read with an unpickler that builds plain data only and refuses every
-class or function a file names (a snapshot has none), so a hostile file cannot run code.
+class or function a file names (a snapshot has none), so a hostile file cannot run code;
+before that, ``ascend_doctor.inputs.check_pickle`` walks its opcodes against a byte, memo
+and object budget, so it cannot make the unpickler allocate more than its size warrants.
+JSON is read with a depth limit. The loaded data is traversed once: a block list or frame
+list that a pickle's memo shares between many segments or trace entries is summed once.
 
 Facts per device: reserved, allocated, pending-free, the largest free block per pool
 and stream (what a request could get without a new segment), free memory pinned inside
@@ -27,6 +31,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Dict, List, Optional, Tuple
 
+from ..inputs import LIMITS, InputError, Seen, check_pickle, load_json, saturate
 from . import MemoryInputError
 
 STATES = {"active_allocated": "allocated", "active_pending_free": "pending",
@@ -66,12 +71,13 @@ class SegmentView:
     free: int = 0
     requested: Optional[int] = None
     live_blocks: int = 0
-    free_blocks: List[int] = field(default_factory=list)
-    blocks: List[Tuple[int, str]] = field(default_factory=list)  # (size, allocated|pending|free) in address order
+    free_blocks: List[int] = field(default_factory=list)  # may be shared with other segments: never mutated
+    largest: Optional[int] = None  # max(free_blocks), computed once per shared list
+    blocks: List[Tuple[int, str]] = field(default_factory=list)  # (size, allocated|pending|free) in address order; shared too
 
     @property
     def largest_free(self) -> int:
-        return max(self.free_blocks, default=0)
+        return self.largest if self.largest is not None else max(self.free_blocks, default=0)
 
     @property
     def whole_free(self) -> bool:
@@ -138,8 +144,8 @@ class SnapshotFacts:
         return sum(p for p in parts if p is not None)
 
     def largest_free(self, pool: str = "large", stream: Optional[int] = None) -> int:
-        return max((b for s in self.segments if s.pool == pool and (stream is None or s.stream in (None, stream))
-                    for b in s.free_blocks), default=0)
+        return max((s.largest_free for s in self.segments if s.pool == pool and (stream is None or s.stream in (None, stream))),
+                   default=0)
 
     def free_in(self, pool: str = "large") -> int:
         return sum(s.free for s in self.segments if s.pool == pool)
@@ -159,8 +165,10 @@ class SnapshotFacts:
 
 def _int(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise MemoryInputError(f"not a memory snapshot: {what} is {value!r}, expected an integer")
-    return value
+        raise MemoryInputError(f"not a memory snapshot: {what} is {str(value)[:40]!r}, expected an integer")
+    if value < 0:
+        raise MemoryInputError(f"not a memory snapshot: {what} is {value}, a size is never negative")
+    return saturate(value)
 
 
 def _frame_text(frames: Any) -> Optional[str]:
@@ -181,7 +189,39 @@ def _frame_text(frames: Any) -> Optional[str]:
     return f"{picked.get('filename', '?')}:{picked.get('line', '?')} in {picked.get('name', '?')}"
 
 
-def _segment(raw: Any, index: int) -> Tuple[Optional[int], SegmentView]:
+def _blocks(blocks: List[Any], index: int) -> Tuple[int, int, int, int, List[int], int, bool, int, List[Tuple[int, str]]]:
+    """(allocated, pending, free, live blocks, free block sizes, requested, has_requested, largest
+    free block, (size, state) of each block in order) of one block list; computed once per list
+    object however many segments share it."""
+    allocated = pending = free = live = requested = 0
+    has_requested = True
+    free_blocks: List[int] = []
+    order: List[Tuple[int, str]] = []
+    for b in blocks:
+        if not isinstance(b, dict) or "size" not in b or "state" not in b:
+            raise MemoryInputError(f"not a memory snapshot: a block of segment {index} lacks size/state")
+        size = _int(b["size"], "block size")
+        state = STATES.get(str(b["state"])[:64])
+        if state is None:
+            raise MemoryInputError(f"not a memory snapshot: unknown block state {str(b['state'])[:40]!r}")
+        order.append((size, state))
+        if state == "allocated":
+            allocated += size
+            live += 1
+            if isinstance(b.get("requested_size"), int) and not isinstance(b.get("requested_size"), bool):
+                requested += saturate(b["requested_size"])
+            else:
+                has_requested = False
+        elif state == "pending":
+            pending += size
+            live += 1
+        else:
+            free += size
+            free_blocks.append(size)
+    return allocated, pending, free, live, free_blocks, requested, has_requested, max(free_blocks, default=0), order
+
+
+def _segment(raw: Any, index: int, seen: Optional[Seen] = None) -> Tuple[Optional[int], SegmentView]:
     if not isinstance(raw, dict):
         raise MemoryInputError(f"not a memory snapshot: segment {index} is {type(raw).__name__}, expected a dict")
     if "total_size" not in raw or "blocks" not in raw:
@@ -197,31 +237,32 @@ def _segment(raw: Any, index: int) -> Tuple[Optional[int], SegmentView]:
         stream=raw.get("stream") if isinstance(raw.get("stream"), int) else None,
         expandable=bool(raw.get("is_expandable", False)),
     )
-    requested = 0
-    has_requested = True
-    for b in blocks:
-        if not isinstance(b, dict) or "size" not in b or "state" not in b:
-            raise MemoryInputError(f"not a memory snapshot: a block of segment {index} lacks size/state")
-        size = _int(b["size"], "block size")
-        state = STATES.get(str(b["state"]))
-        if state is None:
-            raise MemoryInputError(f"not a memory snapshot: unknown block state {b['state']!r}")
-        seg.blocks.append((size, state))
-        if state == "allocated":
-            seg.allocated += size
-            seg.live_blocks += 1
-            if isinstance(b.get("requested_size"), int):
-                requested += b["requested_size"]
-            else:
-                has_requested = False
-        elif state == "pending":
-            seg.pending += size
-            seg.live_blocks += 1
-        else:
-            seg.free += size
-            seg.free_blocks.append(size)
+    seen = seen or Seen()
+    allocated, pending, free, live, free_blocks, requested, has_requested, largest, order = seen.once(
+        blocks, lambda bl: _blocks(bl, index))
+    seg.allocated, seg.pending, seg.free, seg.live_blocks = allocated, pending, free, live
+    seg.free_blocks, seg.largest, seg.blocks = free_blocks, largest, order  # shared, not copied
     seg.requested = requested if has_requested and seg.allocated else (0 if has_requested else None)
     return (device if isinstance(device, int) else None), seg
+
+
+def _trace(trace: List[Any], seen: Seen) -> Tuple[Dict[str, int], List[OomEntry]]:
+    counts: Dict[str, int] = {}
+    oom_list: List[OomEntry] = []
+    for entry in trace:
+        if not isinstance(entry, dict):
+            continue
+        action = str(entry.get("action"))[:64]
+        counts[action] = counts.get(action, 0) + 1
+        size = entry.get("size")
+        if action == "oom" and isinstance(size, int) and not isinstance(size, bool) and size >= 0:
+            free = entry.get("device_free")
+            frames = entry.get("frames")
+            oom_list.append(OomEntry(
+                size=saturate(size), device_free=saturate(free) if isinstance(free, int) and free >= 0 else None,
+                stream=entry.get("stream") if isinstance(entry.get("stream"), int) else None,
+                frame=seen.once(frames, _frame_text) if isinstance(frames, list) else None))
+    return counts, oom_list
 
 
 def snapshot_facts(data: Any, device: Optional[int] = None) -> SnapshotFacts:
@@ -241,27 +282,24 @@ def snapshot_facts(data: Any, device: Optional[int] = None) -> SnapshotFacts:
         raise MemoryInputError(f"not a memory snapshot: top level is {type(data).__name__}")
     if not isinstance(segments_raw, list) or not isinstance(traces, list):
         raise MemoryInputError("not a memory snapshot: 'segments' and 'device_traces' must be lists")
+    if not segments_raw:
+        raise MemoryInputError("the snapshot holds no segments: it was taken before the allocator reserved "
+                               "any memory, or in another process; take it at the failure "
+                               "(torch.npu.memory._dump_snapshot() in the except block, or OOM_SNAPSHOT_ENABLE=1)")
+    seen = Seen()
     per_device: Dict[Optional[int], List[SegmentView]] = {}
     for i, raw in enumerate(segments_raw):
-        dev, seg = _segment(raw, i)
+        dev, seg = _segment(raw, i, seen)
         per_device.setdefault(dev, []).append(seg)
     ooms: Dict[int, List[OomEntry]] = {}
     actions: Dict[int, Dict[str, int]] = {}
     for dev_index, trace in enumerate(traces):
         if not isinstance(trace, list):
             continue
-        counts: Dict[str, int] = {}
-        for entry in trace:
-            if not isinstance(entry, dict):
-                continue
-            action = str(entry.get("action"))
-            counts[action] = counts.get(action, 0) + 1
-            if action == "oom" and isinstance(entry.get("size"), int):
-                free = entry.get("device_free")
-                ooms.setdefault(dev_index, []).append(OomEntry(
-                    size=entry["size"], device_free=free if isinstance(free, int) else None,
-                    stream=entry.get("stream") if isinstance(entry.get("stream"), int) else None,
-                    frame=_frame_text(entry.get("frames"))))
+        # a trace list shared by several devices (a pickle memo) is counted once
+        counts, oom_list = seen.once(trace, lambda t: _trace(t, seen))
+        if oom_list:
+            ooms[dev_index] = oom_list
         actions[dev_index] = counts
     devices = sorted(d for d in per_device if d is not None)
     if device is None:
@@ -280,23 +318,31 @@ def snapshot_facts(data: Any, device: Optional[int] = None) -> SnapshotFacts:
 
 
 def _load_stream(fh: BinaryIO, name: str) -> Any:
-    head = fh.read(1)
-    fh.seek(0)
+    data = fh.read(LIMITS.snapshot_bytes + 1)
+    if len(data) > LIMITS.snapshot_bytes:
+        raise MemoryInputError(f"{name}: larger than {LIMITS.snapshot_bytes >> 20} MB (the limit for a snapshot)")
+    head = data[:1]
     if head in (b"{", b"["):
         try:
-            return json.load(fh)
-        except ValueError as exc:
-            raise MemoryInputError(f"{name}: not valid JSON ({exc})") from None
+            return load_json(data, what=name)
+        except InputError as exc:
+            raise MemoryInputError(str(exc)) from None
     if head == b"\x80" or head in (b"(", b"]", b"}"):
         try:
-            return _PlainUnpickler(fh).load()
+            check_pickle(data, what="pickle")
+        except InputError as exc:
+            reason = str(exc).split(": ", 1)[-1]
+            raise MemoryInputError(f"{name}: not a readable pickle ({reason})") from None
+        try:
+            return _PlainUnpickler(io.BytesIO(data)).load()
         except MemoryInputError:
             raise
         except pickle.UnpicklingError as exc:
             text = str(exc)
             raise MemoryInputError(f"{name}: {text}" if text.startswith("refusing")
                                    else f"{name}: not a readable pickle ({text})") from None
-        except (EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError, RecursionError) as exc:
+        except (EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError, RecursionError,
+                MemoryError, OverflowError) as exc:
             raise MemoryInputError(f"{name}: not a readable pickle ({type(exc).__name__})") from None
     raise MemoryInputError(f"{name}: not a memory snapshot (expected a pickle from _dump_snapshot() or JSON)")
 
@@ -308,10 +354,7 @@ def load_snapshot(path: str, device: Optional[int] = None, stdin: Optional[Binar
     name = f"--snapshot {path}"
     fh = open_input(path, "--snapshot", stdin)
     try:
-        stream: BinaryIO = fh
-        if not fh.seekable():  # stdin or a pipe: the format is told from the first byte, then read again
-            stream = io.BytesIO(fh.read())
-        data = _load_stream(stream, name)
+        data = _load_stream(fh, name)
     except OSError as exc:
         raise MemoryInputError(f"{name}: {exc.strerror or exc}") from None
     finally:

@@ -6,7 +6,8 @@ Accepted, in a file or as text:
   dict (``memory_stats_as_nested_dict()``), or an object holding one under ``stats`` /
   ``memory_stats`` (e.g. ``python -m runtime_sim.allocator replay --json``);
 * the printed dict: ``OrderedDict([('active.all.allocated', 0), ...])`` or ``{...}``
-  (read with ``ast.literal_eval``: data only, nothing is executed);
+  (read by the bounded parser of ``ascend_doctor.inputs.printed``: data only, nothing is
+  executed, linear in the size, depth and numbers bounded);
 * the ``memory_summary()`` table, anywhere in a text (torch_npu's "PyTorch NPU memory
   summary" and CUDA's). Its sizes are floor-divided integers ("1062 MB" is
   1062..1063 MiB), which the facts keep as an error margin.
@@ -19,14 +20,15 @@ active_bytes, inactive_split_bytes, requested_bytes}.{all,large_pool,small_pool}
 """
 from __future__ import annotations
 
-import ast
-import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Dict, List, Optional
 
+from ..inputs import LIMITS, InputError, json_depth, load_json, parse_printed, saturate
 from . import MemoryInputError
 from .units import parse_size
+from ..inputs import int_or_none as num
 
 ARRAYS = ("allocation", "segment", "active", "inactive_split", "allocated_bytes", "reserved_bytes",
           "active_bytes", "inactive_split_bytes", "requested_bytes")
@@ -154,11 +156,17 @@ def stats_from_mapping(data: Any, origin: str = "memory_stats") -> StatsFacts:
     for key, value in flat.items():
         key = str(key)
         if not _known(key):
-            unknown.append(key)
+            if len(unknown) < 50:  # a sample is enough to say what the file is
+                unknown.append(key[:80])
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise MemoryInputError(f"memory statistic {key} is {value!r}, expected a number")
-        values[key] = int(value)
+            raise MemoryInputError(f"memory statistic {key} is {str(value)[:40]!r}, expected a number")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise MemoryInputError(f"memory statistic {key} is {value}, expected a finite number")
+        if value < 0 and key != "max_split_size":  # -1 there means "no limit"
+            raise MemoryInputError(f"memory statistic {key} is {value}: a count of bytes or blocks is never "
+                                   "negative (the dump is damaged or not from memory_stats())")
+        values[key] = saturate(value) if value >= 0 else int(value)
     if not any(k in values for k in _CORE):
         sample = ", ".join(sorted(flat)[:3]) or "none"
         raise MemoryInputError("not torch.npu.memory_stats() output: no allocated_bytes.all.current or "
@@ -167,12 +175,13 @@ def stats_from_mapping(data: Any, origin: str = "memory_stats") -> StatsFacts:
 
 
 def _literal(text: str) -> Any:
-    body = text.strip()
-    m = re.match(r"^(?:collections\.)?OrderedDict\((?P<inner>.*)\)$", body, re.DOTALL)
-    if m:
-        body = m.group("inner").strip() or "[]"
-    value = ast.literal_eval(body)
-    return dict(value) if isinstance(value, list) else value
+    value = parse_printed(text.strip(), what="printed dict")
+    if isinstance(value, list) and all(isinstance(p, (list, tuple)) and len(p) == 2 for p in value):
+        try:
+            return dict(value)
+        except TypeError:
+            return value
+    return value
 
 
 def _summary_value(cell: str, array: str) -> Optional[Any]:
@@ -183,7 +192,8 @@ def _summary_value(cell: str, array: str) -> Optional[Any]:
     if not m:
         return None
     mult = {"": 1, "K": 1000, "M": 1000 ** 2}[m.group("unit")]
-    return int(m.group("n")) * mult
+    n = num(m.group("n"))
+    return None if n is None else n * mult
 
 
 def parse_summary(text: str) -> List[StatsFacts]:
@@ -196,7 +206,7 @@ def parse_summary(text: str) -> List[StatsFacts]:
         head = _SUMMARY_HEAD.search(line)
         if head:
             flavor = {"NPU": "npu", "CUDA": "cuda"}.get(head.group("flavor") or "CUDA")
-            current = StatsFacts(values={}, origin="memory_summary", device=int(head.group("dev")), flavor=flavor)
+            current = StatsFacts(values={}, origin="memory_summary", device=num(head.group("dev"), max_digits=6), flavor=flavor)
             tables.append(current)
             metric = None
             continue
@@ -209,8 +219,10 @@ def parse_summary(text: str) -> List[StatsFacts]:
             tables.append(current)
         counts = _SUMMARY_COUNTS.search(line)
         if counts:
-            current.values["num_ooms"] = int(counts.group("ooms"))
-            current.values["num_alloc_retries"] = int(counts.group("retries"))
+            for key, group in (("num_ooms", "ooms"), ("num_alloc_retries", "retries")):
+                value = num(counts.group(group))
+                if value is not None:
+                    current.values[key] = value
             continue
         row = _SUMMARY_ROW.match(line)
         if not row:
@@ -266,15 +278,17 @@ def parse_stats_text(text: str, name: str = "stats", device: Optional[int] = Non
     data: Any = None
     if body[0] in "{[":
         try:
-            data = json.loads(body)
-        except ValueError:
+            data = load_json(body, what=name)
+        except InputError as exc:
+            if json_depth(body) > LIMITS.json_depth or "not a number JSON allows" in str(exc) or "digits" in str(exc):
+                raise MemoryInputError(str(exc)) from None
             data = None
     if data is None:
         try:
             data = _literal(body)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        except InputError as exc:
             raise MemoryInputError(f"{name}: neither JSON, a printed dict of memory_stats(), nor a "
-                                   "memory_summary() table") from None
+                                   f"memory_summary() table ({str(exc).split(': ', 1)[-1]})") from None
     try:
         return stats_from_mapping(data)
     except MemoryInputError as exc:

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from ..inputs import LIMITS, saturate
+
 KiB = 1 << 10
 MiB = 1 << 20
 GiB = 1 << 30
@@ -58,12 +60,14 @@ def parse_size(text: Optional[str], floor_divided: bool = False) -> Optional[Siz
     if unit is None:
         return None
     number = m.group(1)
+    if len(number) > LIMITS.float_chars:
+        return None  # no allocator prints a size of that many digits
     decimals = len(number.split(".")[1]) if "." in number else 0
     step = unit / (10 ** decimals)
     value = float(number) * unit
     if floor_divided:
-        return Size(int(value + step / 2), int(step / 2) if unit > 1 else 0)
-    return Size(int(round(value)), int(step / 2) if unit > 1 else 0)
+        return Size(saturate(value + step / 2), int(step / 2) if unit > 1 else 0)
+    return Size(saturate(round(value)), int(step / 2) if unit > 1 else 0)
 
 
 def format_size(n: Optional[int]) -> str:

@@ -30,7 +30,7 @@ def check(manifest: Manifest, from_v: str, to_v: str) -> Report:
     from compat_matrix import op_support
 
     a, b = resolve_pair(from_v, to_v)
-    return build_report(manifest, op_support.load_branch(a.branch), op_support.load_branch(b.branch), a.to_json(), b.to_json())
+    return build_report(manifest, op_support.load_branch(a.data_key), op_support.load_branch(b.data_key), a.to_json(), b.to_json())
 
 
 def status_matrix(manifest: Manifest, versions: Optional[Sequence[str]] = None) -> Dict[str, Dict[str, OpVerdict]]:
@@ -39,7 +39,7 @@ def status_matrix(manifest: Manifest, versions: Optional[Sequence[str]] = None) 
 
     branches: List[str] = []
     for v in versions or [r.branch for r in op_support.releases()]:
-        br = op_support.resolve(v).branch
+        br = op_support.resolve(v).data_key
         if br not in branches:
             branches.append(br)
     return {br: classify(manifest, op_support.load_branch(br)) for br in branches}

@@ -222,7 +222,8 @@ class Report:
                 "from_counts": self.counts(self.before),
                 "to_counts": self.counts(self.after),
             },
-            "ops": [c.to_json() for c in self.changes],
+            "ops": [dict(c.to_json(), source={"from": self.source.get("source"), "to": self.target.get("source")})
+                    for c in self.changes],
             "notes": list(self.notes),
             "torch_skew": self.skew.to_json() if self.skew else None,
         }

@@ -161,10 +161,13 @@ def from_json(doc: Any, where: str = "manifest") -> Manifest:
         if not isinstance(calls, int) or isinstance(calls, bool) or calls < 0:
             raise ManifestError(f"{at}: 'calls' must be a non-negative integer")
         level = raw.get("level", "kernel")
-        if level not in LEVELS:
+        if not isinstance(level, str) or level not in LEVELS:
             raise ManifestError(f"{at}: 'level' must be one of {', '.join(LEVELS)}")
         contexts: List[OpContext] = []
-        for j, c in enumerate(raw.get("contexts") or []):
+        raw_contexts = raw.get("contexts") or []
+        if not isinstance(raw_contexts, list):
+            raise ManifestError(f"{at}: 'contexts' must be a list")
+        for j, c in enumerate(raw_contexts):
             if not isinstance(c, dict):
                 raise ManifestError(f"{at}.contexts[{j}]: expected an object")
             within = tuple(_str_list(c.get("within", []), f"{at}.contexts[{j}].within"))
@@ -221,11 +224,12 @@ def load(path: Union[str, Path]) -> Manifest:
         raise ManifestError(f"{p}: is a directory, expected an op manifest (JSON)") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ManifestError(f"{p}: cannot read: {exc}") from None
+    from ..inputs import InputError, load_json
+
     try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise ManifestError(f"{p}: not JSON ({exc.__class__.__name__}: line {getattr(exc, 'lineno', '?')}); "
-                            "expected an op manifest written by `ascend-doctor opcheck record`") from None
+        doc = load_json(text, what=str(p))
+    except InputError as exc:
+        raise ManifestError(f"{exc}; expected an op manifest written by `ascend-doctor opcheck record`") from None
     m = from_json(doc, where=str(p))
     m.path = str(p)
     return m

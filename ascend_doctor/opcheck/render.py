@@ -26,7 +26,10 @@ FALLBACK_HOWTO = (
 
 
 def _version(r: Dict[str, Any]) -> str:
-    return f"{r['given']} -> {r['branch']} (torch {r['torch']}, torch_npu {r['wheel']}, CANN {r['cann']})"
+    text = f"{r['given']} -> {r['branch']} (torch {r['torch']}, torch_npu {r['wheel']}, CANN {r['cann'] or 'unknown'})"
+    if r.get("data") == "wheel":
+        text += f" [ops: {r['source']}]"
+    return text
 
 
 def _state(v: OpVerdict) -> str:
@@ -165,8 +168,8 @@ def to_markdown(report: Report, show_all: bool = False) -> str:
         f"# opcheck: {_md_escape(m.path or 'manifest')}",
         "",
         f"- manifest: {_recorded(report)}",
-        f"- from: `{report.source['given']}` → `{report.source['branch']}` (torch {report.source['torch']}, CANN {report.source['cann']})",
-        f"- to: `{report.target['given']}` → `{report.target['branch']}` (torch {report.target['torch']}, CANN {report.target['cann']})",
+        f"- from: `{report.source['given']}` → `{report.source['branch']}` (torch {report.source['torch']}, CANN {report.source['cann']}; ops: {report.source.get('source', '')})",
+        f"- to: `{report.target['given']}` → `{report.target['branch']}` (torch {report.target['torch']}, CANN {report.target['cann']}; ops: {report.target.get('source', '')})",
         "",
     ]
     if report.skew:

@@ -116,7 +116,7 @@ def replay(
     try:
         npu.set_device(0)
         runner = OpRunner(npu, soc=soc)
-        for entry, status in ops_to_replay(manifest, op_support.load_branch(res.branch)):
+        for entry, status in ops_to_replay(manifest, op_support.load_branch(res.data_key)):
             dtype = _main_dtype(entry)
             if status == "unsupported" and entry.op.startswith("npu::"):
                 # A torch_npu custom op the release does not have fails in Python (no such

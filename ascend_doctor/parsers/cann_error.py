@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
+from ..inputs import int_or_none as num
 
 _CODE = r"[EW](?:[A-Z]\d{4}|\d{5})"
 _TS = r"\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d{3}\.\d{3}"
@@ -81,7 +82,7 @@ class CannBlock:
         for text in self.messages[:1] + self.details[:1]:
             m = _SOURCE.search(text)
             if m:
-                return m.group("func"), m.group("file"), int(m.group("line"))
+                return m.group("func"), m.group("file"), num(m.group("line"))
         return None
 
     @property
@@ -110,13 +111,13 @@ def match_code_line(text: str) -> Optional[_CodeLine]:
     if "[PID: " in text:
         m = _PID_INNER.search(text)
         if m:
-            return _CodeLine(m.group("code"), "pid_inner", m.group("msg"), int(m.group("pid")), m.group("ts"), m.group("title"))
+            return _CodeLine(m.group("code"), "pid_inner", m.group("msg"), num(m.group("pid")), m.group("ts"), m.group("title"))
         m = _PID_TITLE.search(text)
         if m:
-            return _CodeLine(m.group("code"), "external_title", m.group("msg"), int(m.group("pid")), m.group("ts"), m.group("title"))
+            return _CodeLine(m.group("code"), "external_title", m.group("msg"), num(m.group("pid")), m.group("ts"), m.group("title"))
         m = _PID.search(text)
         if m:
-            return _CodeLine(m.group("code"), "pid", m.group("msg"), int(m.group("pid")), m.group("ts"))
+            return _CodeLine(m.group("code"), "pid", m.group("msg"), num(m.group("pid")), m.group("ts"))
     m = _WITH_TS.search(text)
     if m:
         return _CodeLine(m.group("code"), "ts", m.group("msg"), None, m.group("ts"))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Tuple
+from ..inputs import int_or_none as num
 
 # families: acl (aclError / aclnn, 6 digits), cann (E-codes), torch_npu (ERRmmccc),
 # runtime_inner (0x07MMxxxx), ts (short TS retCode), hccl (HcclResult), drv (drvError_t),
@@ -55,14 +56,18 @@ def classify_number(written: str, ts_ok: bool = True, ret_ok: bool = True, reaso
     function's return value, so small numbers, HCCL errNo words and DCMI returns count too.
     """
     if written[:2] in ("0x", "0X"):
-        value = int(written, 16)
+        value = num(written, base=16)
+        if value is None:  # more digits than any code has
+            return None
         if INNER_LO <= value < INNER_HI:
             return "runtime_inner", "0x%x" % value
         if ts_ok and (value <= TS_MAX or (reason and value <= TS_MAX_WITH_REASON)):
             return "ts", "0x%x" % value
         hccl = hccl_of_errno(value)
         return ("hccl", str(hccl)) if hccl is not None else None
-    value = int(written)
+    value = num(written, signed=True)
+    if value is None:
+        return None
     if 100000 <= value <= 599999:
         return "acl", str(value)
     if INNER_LO <= value < INNER_HI:  # a runtime-internal code printed in decimal
@@ -140,15 +145,18 @@ def find_codes(text: str) -> List[Code]:
                 hits.append((m.start(), Code("torch_npu", m.group(0), m.group(0))))
     if " -> " in text:
         for m in _HCCL_ARROW.finditer(text):
-            hits.append((m.start(), Code("hccl", str(int(m.group(1))), m.group(0))))
+            if num(m.group(1)) is not None:
+                hits.append((m.start(), Code("hccl", str(num(m.group(1))), m.group(0))))
     if "errNo[" in text:
         for m in _HCCL_ERRNO.finditer(text):
-            hccl = hccl_of_errno(int(m.group(1), 16))
+            word = num(m.group(1), base=16)
+            hccl = hccl_of_errno(word) if word is not None else None
             if hccl is not None:
                 hits.append((m.start(), Code("hccl", str(hccl), m.group(0))))
     if "drvRetCode" in text:
         for m in _DRV.finditer(text):
-            hits.append((m.start(), Code("drv", str(int(m.group(1))), m.group(0))))
+            if num(m.group(1), signed=True) is not None:
+                hits.append((m.start(), Code("drv", str(num(m.group(1), signed=True)), m.group(0))))
     if "ErrorNo: " in text or "ge result" in text:
         for m in _GE.finditer(text):
             hits.append((m.start(), Code("ge_status", m.group("v1") or m.group("v2"), m.group(0), m.group("r1"))))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
+from ..inputs import int_or_none as num
 
 _CLUSTER = re.compile(
     r"Cluster Exception Location\[IP/ID\]:\[(?P<ip>[^/\]]*)/(?P<id>[^\]]*)\]"
@@ -99,7 +100,7 @@ def parse_hccl_line(text: str) -> Optional[HcclRecord]:
     if "fails to connect to dstRank" in text:
         m = _DETECT_PAIR.search(text)
         if m:
-            return HcclRecord("detect_pair", text.strip(), peer=f"{m.group('ds')}/{m.group('dd')}", device=int(m.group("dd")),
+            return HcclRecord("detect_pair", text.strip(), peer=f"{m.group('ds')}/{m.group('dd')}", device=num(m.group("dd")),
                               info={"src": f"{m.group('ss')}/{m.group('sd')}", "dst": f"{m.group('ds')}/{m.group('dd')}"})
     if "No abnormal periods" in text and _NO_ABNORMAL.search(text):
         return HcclRecord("detect_none", text.strip())
@@ -113,17 +114,17 @@ def parse_hccl_line(text: str) -> Optional[HcclRecord]:
     if "LocalRank Key Info" in text:
         m = _LOCAL_RANK.search(text)
         if m:
-            return HcclRecord("rank_map", text.strip(), rank=int(m.group("rank")), device=_int(m.group("dev")),
+            return HcclRecord("rank_map", text.strip(), rank=num(m.group("rank")), device=_int(m.group("dev")),
                               info={"ip": m.group("ip") or "", "device_kind": "phy"})
     if "Entry-HcclCommInitRootInfo" in text:
         m = _INIT_ROOT.search(text)
         if m:
-            return HcclRecord("rank_map", text.strip(), rank=int(m.group("rank")), device=_int(m.group("dev")),
-                              rank_size=int(m.group("n")), info={"group": m.group("group") or "", "device_kind": "logic"})
+            return HcclRecord("rank_map", text.strip(), rank=num(m.group("rank")), device=_int(m.group("dev")),
+                              rank_size=num(m.group("n")), info={"group": m.group("group") or "", "device_kind": "logic"})
     if "_TIMEOUT set by" in text:
         m = _TIMEOUT_ENV.search(text)
         if m:
-            return HcclRecord("timeout_env", text.strip(), seconds=int(m.group("sec")), info={"name": m.group("name")})
+            return HcclRecord("timeout_env", text.strip(), seconds=num(m.group("sec")), info={"name": m.group("name")})
     if "Task run failed" in text and ("base information" in text or "groupRank" in text or "opData" in text):
         rec = HcclRecord("task_failed", text.strip())
         t = _TAG.search(text)
@@ -131,16 +132,16 @@ def parse_hccl_line(text: str) -> Optional[HcclRecord]:
             rec.tag = t.group("tag")
         g = _GROUP_RANK.search(text)
         if g:
-            rec.rank, rec.rank_size = int(g.group("rank")), int(g.group("size"))
+            rec.rank, rec.rank_size = num(g.group("rank")), num(g.group("size"))
         o = _OPDATA.search(text)
         if o:
-            rec.device, rec.op_index, rec.op_count = int(o.group("dev")), int(o.group("index")), int(o.group("count"))
+            rec.device, rec.op_index, rec.op_count = num(o.group("dev")), num(o.group("index")), num(o.group("count"))
         return rec
     if "createLink para" in text:
         m = _TRANSPORT.search(text)
         if m:
             t = _TAG.search(text)
-            return HcclRecord("transport", text.strip(), rank=int(m.group("remote")), tag=t.group("tag") if t else None,
+            return HcclRecord("transport", text.strip(), rank=num(m.group("remote")), tag=t.group("tag") if t else None,
                               info={"local": m.group("local")})
     if "remote rank" in text:
         m = _REMOTE.search(text)
@@ -150,7 +151,7 @@ def parse_hccl_line(text: str) -> Optional[HcclRecord]:
             rec = HcclRecord("remote_rank", text.strip(), rank=_int(m.group("r")), peer=m.group("r"),
                              tag=t.group("tag") if t else None)
             if g:
-                rec.rank_size = int(g.group("size"))
+                rec.rank_size = num(g.group("size"))
                 rec.info["own_rank"] = g.group("rank")
             return rec
     return None

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
+from ..inputs import int_or_none as num
+from ..inputs import to_float
 
 HEALTH_VALUES = ("OK", "Warning", "Alarm", "Critical", "UNKNOWN")
 
@@ -93,13 +95,13 @@ def _cells(line: str) -> List[str]:
 
 def _to_float(text: str) -> Optional[float]:
     try:
-        return float(text)
+        return to_float(text)
     except ValueError:
         return None
 
 
 def _ints(text: str) -> List[int]:
-    return [int(t) for t in re.findall(r"-?\d+", text)]
+    return [v for v in (num(t, signed=True) for t in re.findall(r"-?\d+", text)) if v is not None]
 
 
 def parse_npu_smi_info(text: str) -> NpuSmiInfo:
@@ -153,8 +155,8 @@ def _device_row(info: NpuSmiInfo, cells: List[str], pending: Optional[Dict[str, 
         # | NPU ID | Name | Health | right |  then  |  |  | Bus-Id | right |
         if len(cells) < 4:
             return pending
-        if cells[0] and cells[0].isdigit():
-            return {"npu": int(cells[0]), "chip": 0, "name": cells[1], "health": cells[2], "right": cells[3]}
+        if cells[0] and cells[0].isdigit() and num(cells[0]) is not None:
+            return {"npu": num(cells[0]), "chip": 0, "name": cells[1], "health": cells[2], "right": cells[3]}
         if pending is not None and _BUS_ID.match(cells[2] or "-"):
             _finish_chip(info, pending, None, cells[2], cells[3])
         return None
@@ -169,8 +171,8 @@ def _device_row(info: NpuSmiInfo, cells: List[str], pending: Optional[Dict[str, 
         _finish_chip(info, pending, phy, middle, right)
         return None
     parts = left.split(None, 1)
-    if parts and parts[0].isdigit():
-        return {"npu": int(parts[0]), "name": parts[1].strip() if len(parts) > 1 else "", "health": middle, "right": right}
+    if parts and parts[0].isdigit() and num(parts[0]) is not None:
+        return {"npu": num(parts[0]), "name": parts[1].strip() if len(parts) > 1 else "", "health": middle, "right": right}
     return pending
 
 
@@ -187,11 +189,11 @@ def _finish_chip(info: NpuSmiInfo, first: Dict[str, object], phy: Optional[int],
         bus_id=None if bus in ("NA", "-") else bus,
     )
     hp = _PAIR.search(str(first["right"]))
-    if hp:
-        chip.hugepages = (int(hp.group(1)), int(hp.group(2)))
+    if hp and num(hp.group(1)) is not None and num(hp.group(2)) is not None:
+        chip.hugepages = (num(hp.group(1)), num(hp.group(2)))
     usage = right.split()
     chip.aicore_pct = _to_float(usage[0]) if usage else None
-    pairs = [(int(a), int(b)) for a, b in _PAIR.findall(right)]
+    pairs = [(num(a), num(b)) for a, b in _PAIR.findall(right) if num(a) is not None and num(b) is not None]
     if pairs:
         chip.memory_mb = pairs[0]
     if len(pairs) > 1:
@@ -203,20 +205,21 @@ def _process_row(info: NpuSmiInfo, cells: List[str], columns: int) -> None:
     joined = " ".join(cells)
     idle = _IDLE.search(joined)
     if idle:
-        info.idle_npus.append(int(idle.group(1)))
+        if num(idle.group(1)) is not None:
+            info.idle_npus.append(num(idle.group(1)))
         return
     if len(cells) < 4:
         return
     ids = _ints(cells[0])
-    if not ids or not cells[1].strip().isdigit():
+    if not ids or not cells[1].strip().isdigit() or num(cells[1]) is None:
         return
     info.processes.append(
         NpuProcess(
             npu_id=ids[0],
             chip_id=ids[1] if len(ids) > 1 else None,
-            pid=int(cells[1]),
+            pid=num(cells[1]),
             name=cells[2],
-            memory_mb=int(cells[3]) if cells[3].isdigit() else None,
+            memory_mb=num(cells[3]),
             container_pid=cells[4] if len(cells) > 4 and cells[4] not in ("", "NA") else None,
         )
     )
@@ -228,7 +231,7 @@ def parse_npu_smi_error(text: str) -> Optional[NpuSmiError]:
         for line in text.splitlines():
             m = pattern.search(line)
             if m:
-                return NpuSmiError(code=int(m.groups()[-1]), line=line.strip(), kind=kind)
+                return NpuSmiError(code=num(m.groups()[-1], signed=True), line=line.strip(), kind=kind)
     for line in text.splitlines():
         m = _CONSOLE_LOG.search(line)
         if m:

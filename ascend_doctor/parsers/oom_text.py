@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from ..inputs import int_or_none as num
+from ..inputs import size_bytes
 
 if TYPE_CHECKING:  # imported lazily: triage parses OOM lines without the memory package
     from ..memory.rules import Reading
@@ -66,9 +68,9 @@ _EXCEPTION = re.compile(r"(?P<exc>(?:torch\.(?:cuda\.)?)?OutOfMemoryError|Runtim
 def size_to_bytes(text: Optional[str]) -> Optional[int]:
     if not text:
         return None
-    num, _, unit = text.strip().partition(" ")
+    number, _, unit = text.strip().partition(" ")
     try:
-        return int(float(num) * _UNITS.get(unit, 1))
+        return size_bytes(number, _UNITS.get(unit, 1))  # 1e400 GiB saturates, never overflows
     except ValueError:
         return None
 
@@ -118,7 +120,7 @@ def parse_oom(text: str) -> Optional[OomRecord]:
     if m:
         return OomRecord(
             kind="npu", template="npu_26" if m.group("tail") == "." else "npu_pre26", text=text.strip(),
-            device=int(m.group("dev")), requested=size_to_bytes(m.group("req")), total=size_to_bytes(m.group("total")),
+            device=num(m.group("dev")), requested=size_to_bytes(m.group("req")), total=size_to_bytes(m.group("total")),
             allocated=size_to_bytes(m.group("alloc")), active=size_to_bytes(m.group("active")),
             free=size_to_bytes(m.group("free")), allowed=size_to_bytes(m.group("allowed")),
             reserved=size_to_bytes(m.group("reserved")), exception=exc,
@@ -127,7 +129,7 @@ def parse_oom(text: str) -> Optional[OomRecord]:
     m = _NPU_PARTIAL.search(text)
     if m:
         return OomRecord(
-            kind="npu", template="npu_partial", text=text.strip(), device=int(m.group("dev")),
+            kind="npu", template="npu_partial", text=text.strip(), device=num(m.group("dev")),
             requested=size_to_bytes(m.group("req")), total=size_to_bytes(m.group("total")),
             allocated=size_to_bytes(m.group("alloc")), active=size_to_bytes(m.group("active")),
             free=size_to_bytes(m.group("free")), exception=exc,
@@ -135,7 +137,7 @@ def parse_oom(text: str) -> Optional[OomRecord]:
         )
     m = _NPU_WORKSPACE.search(text)
     if m:
-        return OomRecord(kind="npu_workspace", template="other", text=text.strip(), device=int(m.group("dev")),
+        return OomRecord(kind="npu_workspace", template="other", text=text.strip(), device=num(m.group("dev")),
                          requested=size_to_bytes(m.group("req")), total=size_to_bytes(m.group("total")),
                          free=size_to_bytes(m.group("free")), exception=exc, raw=_sizes(m, ("req", "total", "free")))
     m = _NPU_FRACTION.search(text)
@@ -146,7 +148,7 @@ def parse_oom(text: str) -> Optional[OomRecord]:
         return OomRecord(kind="npu_huge", template="other", text=text.strip(), exception=exc)
     m = _NPU_GE.search(text)
     if m:
-        return OomRecord(kind="npu_ge", template="other", text=text.strip(), device=int(m.group("dev")), exception=exc)
+        return OomRecord(kind="npu_ge", template="other", text=text.strip(), device=num(m.group("dev")), exception=exc)
     m = _HOST_PIN.search(text)
     if m:
         return OomRecord(kind="host_pinned", template="other", text=text.strip(), exception=exc)
@@ -161,7 +163,7 @@ def parse_oom(text: str) -> Optional[OomRecord]:
         raw = _sizes(m, ("req", "total", "free", "alloc", "unalloc", "private"))
         if allowed_m:
             raw["allowed"] = allowed_m.group("allowed")
-        return OomRecord(kind="cuda", template="cuda_2x", text=text.strip(), device=int(m.group("dev")),
+        return OomRecord(kind="cuda", template="cuda_2x", text=text.strip(), device=num(m.group("dev")),
                          requested=size_to_bytes(m.group("req")), total=size_to_bytes(m.group("total")),
                          # "allocated by PyTorch" includes private pools; "reserved but unallocated" is the
                          # rest of reserved outside them (memory-fragmentation.md §2.1)
@@ -169,7 +171,7 @@ def parse_oom(text: str) -> Optional[OomRecord]:
                          allowed=size_to_bytes(allowed_m.group("allowed")) if allowed_m else None,
                          exception=exc, private_pools=private or None,
                          process_in_use=size_to_bytes(self_m.group("size")) if self_m else None,
-                         processes=[(int(p.group("pid")), size_to_bytes(p.group("size")) or 0)
+                         processes=[(num(p.group("pid")), size_to_bytes(p.group("size")) or 0)
                                     for p in _CUDA_PROCESS.finditer(middle)],
                          raw=raw)
     m = _CUDA_OLD.search(text)
@@ -179,7 +181,7 @@ def parse_oom(text: str) -> Optional[OomRecord]:
         if cached:
             raw["reserved"] = cached
         return OomRecord(kind="cuda", template="cuda_cached" if cached else "cuda_reserved", text=text.strip(),
-                         device=int(m.group("dev")), requested=size_to_bytes(m.group("req")),
+                         device=num(m.group("dev")), requested=size_to_bytes(m.group("req")),
                          total=size_to_bytes(m.group("total")), allocated=size_to_bytes(m.group("alloc")),
                          free=size_to_bytes(m.group("free")), allowed=size_to_bytes(m.group("allowed")),
                          reserved=size_to_bytes(m.group("reserved") or cached), exception=exc, raw=raw)
@@ -222,12 +224,16 @@ def reading(rec: OomRecord) -> "Reading":
     )
 
 
-def classify(rec: OomRecord) -> str:
+def classify(rec: OomRecord, framework_reserved: bool = False) -> str:
     """The shared category of an OOM record: ``oom_fragmentation`` when cached-but-unusable
-    memory could have served the request, else ``oom_capacity`` (which also covers memory
-    held outside this process; ``ascend-doctor oom`` names that case ``external``)."""
+    memory could have served the request, ``device_busy_permission`` when most of the device is
+    held outside this process (``ascend-doctor oom`` names that case ``external``), else
+    ``oom_capacity``. ``framework_reserved``: the text around it shows that the framework
+    pre-reserves most of the device itself (KV cache, memory utilization)."""
     if rec.kind not in ("npu", "cuda", "npu_workspace"):
         return "oom_capacity"
+    from dataclasses import replace
+
     from ..memory.rules import judge
 
-    return judge(reading(rec)).category
+    return judge(replace(reading(rec), framework_reserved=framework_reserved)).category

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import List, Optional, Tuple
+from ..inputs import int_or_none as num
 
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "EVENT", "TRACE", "NULL")
 
@@ -81,14 +82,17 @@ def parse_plog_line(text: str) -> Optional[PlogLine]:
         s = _STATUS_FILE.match(body)
         if s:
             file_, line_no, body = s.group("file"), s.group("line"), s.group("body")
+    pid = num(m.group("pid"))
+    if pid is None:  # a pid of more digits than any system has: not a plog line
+        return None
     rec = PlogLine(
         level=m.group("level"),
         module=m.group("module"),
-        pid=int(m.group("pid")),
+        pid=pid,
         pname=m.group("pname"),
         ts=m.group("ts"),
         file=file_,
-        line=int(line_no) if line_no else None,
+        line=num(line_no) if line_no else None,
         body=body,
         prefix_end=m.start(),
     )
@@ -103,32 +107,32 @@ def _split_body(rec: PlogLine) -> None:
     if module == "HCCL":
         m = _HCCL_TID.match(body)
         if m:
-            rec.tid = int(m.group("tid"))
+            rec.tid = num(m.group("tid"))
             rest = body[m.end():]
         else:
             m = _HCCL_OLD.search(body)
             if m:
-                rec.hccl_rank = int(m.group("rank"))
+                rec.hccl_rank = num(m.group("rank"))
                 rest = body[m.end():]
     elif module == "TDT":
         m = _TDT.match(body)
         if m:
-            rec.tid, rec.func = int(m.group("tid")), m.group("func")
+            rec.tid, rec.func = num(m.group("tid")), m.group("func")
             rest = body[m.end():]
     elif module == "PROFILING":
         m = _PROF.match(body)
         if m:
-            rec.tid = int(m.group("tid"))
+            rec.tid = num(m.group("tid"))
             rest = body[m.end():]
     elif module == "DRV":
         m = _DRV.search(body)
         if m:
-            rec.tid, rec.func = int(m.group("tid")), m.group("func")
+            rec.tid, rec.func = num(m.group("tid")), m.group("func")
             rest = body[m.end():]
     elif module == "HCCP":
         m = _HCCP.match(body)
         if m:
-            rec.tid, rec.func = int(m.group("tid")), m.group("func")
+            rec.tid, rec.func = num(m.group("tid")), m.group("func")
             rest = body[m.end():]
     elif module == "ROCE":
         m = _ROCE.match(body)
@@ -138,7 +142,7 @@ def _split_body(rec: PlogLine) -> None:
     else:
         m = _TID_FUNC.match(body)
         if m:
-            rec.tid, rec.func = int(m.group("tid")), m.group("func")
+            rec.tid, rec.func = num(m.group("tid")), m.group("func")
             rest = body[m.end():]
     rest = rest.lstrip()
     t = _TAGS.match(rest)
@@ -176,13 +180,14 @@ def parse_plog_file_name(name: str) -> Optional[PlogFileName]:
     m = _FILE_NAME.match(name)
     if not m:
         return None
-    return PlogFileName(kind=m.group("kind"), pid=int(m.group("pid")), created=m.group("ts"))
+    pid = num(m.group("pid"))
+    return PlogFileName(kind=m.group("kind"), pid=pid, created=m.group("ts")) if pid is not None else None
 
 
 def device_of_dir(name: str) -> Optional[int]:
     """``device-3`` -> 3 (the directory that holds one device's logs)."""
     m = _DEVICE_DIR.match(name)
-    return int(m.group("dev")) if m else None
+    return num(m.group("dev")) if m else None
 
 
 def log_class_of_path(parts: Tuple[str, ...]) -> Optional[str]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Optional, Tuple
+from ..inputs import int_or_none as num
 
 # (Worker pid=1) / (VllmWorker TP1 pid=961) / (ActorHybridWorker pid=1341, ip=172.16.6.36)
 _WORKER = re.compile(r"\((?P<name>[^()]{0,80}?)\s*pid=(?P<pid>\d+)(?:,\s*ip=[^)]*)?\)\s?")
@@ -62,12 +63,12 @@ def strip_prefixes(line: str) -> Tuple[str, Prefix]:
         m = _WORKER.match(text)
         if m:
             worker = worker or (m.group("name").strip() or None)
-            pid = pid if pid is not None else int(m.group("pid"))
+            pid = pid if pid is not None else num(m.group("pid"))
             text = text[m.end():]
             continue
         m = _RANK.match(text)
         if m:
-            rank = rank if rank is not None else int(m.group("rank"))
+            rank = rank if rank is not None else num(m.group("rank"))
             text = text[m.end():]
             continue
         m = _PYLOG.match(text)
@@ -77,7 +78,7 @@ def strip_prefixes(line: str) -> Tuple[str, Prefix]:
             continue
         m = _NPU_PYLOG.match(text)
         if m:
-            pid = pid if pid is not None else int(m.group("pid"))
+            pid = pid if pid is not None else num(m.group("pid"))
             level = level or m.group("level")
             text = text[m.end():]
             continue

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Optional
+from ..inputs import int_or_none as num
 
 # the banner's submodule name when a line lacks it; what each ERR code means is the KB's
 # table (kb/data/codes/torch_npu_err.yaml), not the parser's business
@@ -81,10 +82,10 @@ def parse_torch_npu_line(text: str) -> Optional[TorchNpuRecord]:
     if "ERR" in text and "(PID:" in text:
         m = _BANNER.search(text)
         if m:
-            dev, rank = int(m.group("dev")), int(m.group("rank"))
+            dev, rank = num(m.group("dev"), signed=True), num(m.group("rank"), signed=True)
             return TorchNpuRecord(
-                kind="banner", text=text.strip(), ts=m.group("ts"), pid=int(m.group("pid")),
-                device=dev if dev >= 0 else None, rank=rank if rank >= 0 else None, err_code=m.group("err"),
+                kind="banner", text=text.strip(), ts=m.group("ts"), pid=num(m.group("pid")),
+                device=dev if dev is not None and dev >= 0 else None, rank=rank if rank is not None and rank >= 0 else None, err_code=m.group("err"),
                 submodule=m.group("sub") or SUBMODULES.get(m.group("mm")),
             )
     if "function error" in text:
@@ -104,11 +105,11 @@ def parse_torch_npu_line(text: str) -> Optional[TorchNpuRecord]:
     if "Watchdog" in text or "watchdog" in text:
         m = _WATCHDOG.search(text)
         if m:
-            return TorchNpuRecord(kind="watchdog", text=text.strip(), rank=int(m.group("rank")), op_type=m.group("op"),
-                                  timeout_ms=int(m.group("timeout")) if m.group("timeout") else None)
+            return TorchNpuRecord(kind="watchdog", text=text.strip(), rank=num(m.group("rank")), op_type=m.group("op"),
+                                  timeout_ms=num(m.group("timeout")) if m.group("timeout") else None)
         m = _WATCHDOG_DEAD.search(text)
         if m:
-            return TorchNpuRecord(kind="watchdog_exit", text=text.strip(), rank=int(m.group("rank")))
+            return TorchNpuRecord(kind="watchdog_exit", text=text.strip(), rank=num(m.group("rank")))
     if "aclnn" in text:
         m = _ACLNN.search(text)
         if m:

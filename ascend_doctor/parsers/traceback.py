@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import List, Optional
+from ..inputs import int_or_none as num
 
 _START = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?$')
@@ -71,7 +72,7 @@ class TracebackParser:
             return [done]
         m = _FRAME.match(text)
         if m:
-            frame = Frame(m.group("file"), int(m.group("line")), (m.group("func") or "").strip() or None)
+            frame = Frame(m.group("file"), num(m.group("line")), (m.group("func") or "").strip() or None)
             tb.frame_count += 1
             if len(tb.frames) < _KEEP_HEAD:
                 tb.frames.append(frame)

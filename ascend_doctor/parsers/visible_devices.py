@@ -14,6 +14,13 @@ import re
 from dataclasses import dataclass, field
 from typing import List, Optional
 
+from ..inputs import LIMITS
+from ..inputs import int_or_none as num
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 24 else f"{text[:12]}…({len(text)} characters)"
+
 
 @dataclass
 class RtVisible:
@@ -39,7 +46,10 @@ def parse_rt_visible_devices(raw: str, device_count: Optional[int]) -> RtVisible
             shown = "a space" if bad == " " else repr(bad)
             out.problems.append(f"{shown} at position {pos + 1}: the runtime stops reading there")
             break
-        value = int(m.group(0))
+        value = num(m.group(0))
+        if value is None:
+            out.problems.append(f"an id of {len(m.group(0))} digits at position {pos + 1}: no such device; the runtime stops reading there")
+            break
         if value <= previous:
             kind = "repeated" if value == previous else "out of ascending order"
             out.problems.append(f"id {value} is {kind}: the runtime stops reading there")
@@ -80,9 +90,17 @@ def parse_ascend_visible_devices(raw: str) -> ContainerVisible:
         item = item.strip()
         rng = re.fullmatch(r"(\d+)-(\d+)", item)
         if item.isdigit():
-            out.ids.append(int(item))
+            value = num(item)
+            if value is None or value >= LIMITS.device_ids:
+                out.problems.append(f"id {_short(item)} is larger than any device id")
+            else:
+                out.ids.append(value)
         elif rng:
-            lo, hi = int(rng.group(1)), int(rng.group(2))
+            lo, hi = num(rng.group(1)), num(rng.group(2))
+            if lo is None or hi is None or hi >= LIMITS.device_ids:
+                # a range is expanded only within real device ids: 0-300000000 must not become a list
+                out.problems.append(f"range {_short(item)} goes past any device id (at most {LIMITS.device_ids - 1})")
+                continue
             if lo > hi:
                 out.problems.append(f"range {item} runs backwards")
             out.ids.extend(range(lo, hi + 1))

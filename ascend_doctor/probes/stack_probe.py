@@ -57,9 +57,10 @@ def scan():
     return found
 
 
-print(json.dumps({
-    "python": "%d.%d.%d" % tuple(sys.version_info[:3]),
-    "implementation": getattr(sys, "implementation", None) and sys.implementation.name,
-    "executable": sys.executable,
-    "packages": scan(),
-}))
+if __name__ == "__main__":  # run with -c; imported by ascend_doctor.probes.static_stack for WANTED
+    print(json.dumps({
+        "python": "%d.%d.%d" % tuple(sys.version_info[:3]),
+        "implementation": getattr(sys, "implementation", None) and sys.implementation.name,
+        "executable": sys.executable,
+        "packages": scan(),
+    }))

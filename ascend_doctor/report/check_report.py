@@ -69,6 +69,8 @@ def render_text(findings: List[Finding], host_info: Dict[str, Any], duration_s: 
     head += f" · user {host_info.get('user')} · {host_info.get('arch') or 'arch ?'}"
     if host_info.get("container"):
         head += " · container"
+    if host_info.get("trusted") is False:
+        head += " · untrusted tree: its programs are not run (--trust-root runs them)"
     console.print(f"[bold]{escape(head)}[/bold]")
     groups: Dict[str, List[Finding]] = {}
     for f in findings:

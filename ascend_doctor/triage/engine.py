@@ -72,14 +72,20 @@ class _Peeked(io.RawIOBase):
 
 
 class _Collector:
-    def __init__(self, stats: Stats) -> None:
+    def __init__(self, stats: Stats, claim=None) -> None:
         self.stats = stats
+        self.claim = claim
         self.events: Dict[Tuple[str, Optional[int], Optional[int], str], Event] = {}
         self.hccl_context: List[Event] = []
         self.processes: Dict[Tuple[str, int], ProcessInfo] = {}
         self.pid_origins: Dict[int, List[str]] = {}
+        self.starts: Dict[Tuple[str, int], List[float]] = {}  # log-framework start times per process
 
     def add(self, ev: Event) -> None:
+        if ev.kind == "marker":  # a process (re)start: not an error, but it bounds which errors count
+            if ev.pid is not None and ev.epoch is not None and len(self.starts.setdefault((ev.origin, ev.pid), [])) < 64:
+                self.starts[(ev.origin, ev.pid)].append(ev.epoch)
+            return
         self.stats.events += 1
         if ev.pid is not None and ev.kind != "console":
             trees = self.pid_origins.setdefault(ev.pid, [])
@@ -133,7 +139,8 @@ def triage_walk(walk: Walk, knowledge: Optional[Knowledge] = None, start: Option
     """Triage sources already chosen (e.g. files read through a Host by the logs check)."""
     start = time.monotonic() if start is None else start
     stats = Stats()
-    col = _Collector(stats)
+    knowledge = knowledge or Knowledge()
+    col = _Collector(stats, knowledge.mentions)
     for src in walk.sources:
         if src.kind_hint == "tar":
             for member, stream in tar_members(src, walk):
@@ -149,11 +156,12 @@ def triage_walk(walk: Walk, knowledge: Optional[Knowledge] = None, start: Option
         finally:
             if src.display != "<stdin>":
                 stream.close()
-    knowledge = knowledge or Knowledge()
-    events = list(col.events.values())
+    quiet_notes: List[str] = []
+    events = _drop_before_restart(list(col.events.values()), col, quiet_notes)
+    if not events:
+        events = _paste_fallback(walk, stats)
     _apply_process_info(events, col)
     groups = scope_events(events, col.pid_origins)
-    quiet_notes: List[str] = []
     incidents = build_incidents(groups, knowledge, quiet_notes)
     for inc in incidents:
         info = col.processes.get((inc.scope[0], inc.pid)) if inc.pid is not None else None
@@ -171,6 +179,45 @@ def triage_walk(walk: Walk, knowledge: Optional[Knowledge] = None, start: Option
     stats.skipped_count = walk.skipped_count
     stats.seconds = time.monotonic() - start
     return TriageReport(stats=stats, incidents=ordered, job=job)
+
+
+def _drop_before_restart(events: List[Event], col: "_Collector", notes: List[str]) -> List[Event]:
+    """A process whose run log shows its logging starting twice was resumed in place: its errors from
+    before the last start belong to the run that was abandoned, not to the failure being triaged."""
+    last_start = {key: max(times) for key, times in col.starts.items() if len(times) > 1}
+    if not last_start:
+        return events
+    kept: List[Event] = []
+    dropped: Dict[Tuple[str, int], int] = {}
+    for ev in events:
+        key = next(((o, ev.pid) for o in [ev.origin] + col.pid_origins.get(ev.pid or -1, []) if (o, ev.pid) in last_start), None)
+        if key is not None and ev.epoch is not None and ev.epoch < last_start[key]:
+            dropped[key] = dropped.get(key, 0) + ev.count
+            continue
+        kept.append(ev)
+    for (origin, pid), n in dropped.items():
+        notes.append(f"pid {pid} restarted in place; {n} error line(s) from before its last start were left out")
+    return kept
+
+
+PASTE_MAX_LINES = 200
+
+
+def _paste_fallback(walk: Walk, stats: Stats) -> List[Event]:
+    """A short paste in which nothing was recognised still gets an answer: its last line, as an
+    unrecognised error. Someone who pastes a few lines into triage is asking about them, and
+    "no incidents" would tell them nothing is wrong. Log files and trees keep "no incidents"."""
+    pastes = [s for s in walk.sources if s.kind_hint == "console" or s.log_class is None]
+    if len(walk.sources) != 1 or len(pastes) != 1 or stats.lines > PASTE_MAX_LINES:
+        return []
+    src = pastes[0]
+    if src.last_line is None:
+        return []
+    lineno, text = src.last_line
+    ev = Event(kind="console", text=text[:2000], file=src.display, line=lineno, end_line=lineno, origin=src.origin)
+    ev.evidence.append((lineno, text[:600]))
+    stats.events += 1
+    return [ev]
 
 
 def _apply_process_info(events: List[Event], col: _Collector) -> None:
@@ -202,7 +249,7 @@ def _read_source(src: Source, stream: BinaryIO, col: _Collector, walk: Walk) -> 
     counter = Counter()
     plog_mode = src.kind_hint in ("plog", "device") or sniff_plog(head[:16384])
     try:
-        for ev in extract(src, _Peeked(head, stream), counter, plog_mode):
+        for ev in extract(src, _Peeked(head, stream), counter, plog_mode, col.claim):
             col.add(ev)
     except (OSError, EOFError) as exc:
         walk.skip(src.display, f"read stopped early ({exc})")

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import BinaryIO, Dict, Iterator, List, Optional, Tuple
+from typing import BinaryIO, Callable, Dict, Iterator, List, Optional, Tuple
 
 from ..parsers.cann_error import CannBlock, CannBlockParser
 from ..parsers.codes import Code, find_codes
+from ..parsers.error_shapes import looks_like_error
 from ..parsers.hccl import HcclRecord, parse_hccl_line
 from ..parsers.oom_text import OomRecord, parse_oom
 from ..parsers.plog import PlogLine, parse_plog_line, ts_to_epoch
@@ -32,10 +33,15 @@ from ..parsers.traceback import PyTraceback, TracebackParser
 from .reader import Counter, decode_line, iter_lines, scan_candidates
 from .sources import Source
 
+# the plog keyword that marks the log framework's initialisation in a process
+# (https://github.com/hicann/oam-tools/blob/master/docs/zh/asys/FAQ.md): a second one in the same
+# process's run log means the job was resumed in place, and errors from before it belong to the earlier life
+RESTART_MARK = "attr init success"
 # plog lines worth a look besides [ERROR]: HCCL's run-log verdicts and rank maps (run logs only:
 # HCCL writes them there at its fixed INFO level, so debug logs are searched for errors alone)
 ERROR_NEEDLES = (b"[ERROR]",)
-PLOG_NEEDLES = ERROR_NEEDLES + (b"crimer rank", b"LocalRank Key Info", b"Entry-HcclCommInitRootInfo", b"_TIMEOUT set by")
+PLOG_NEEDLES = ERROR_NEEDLES + (b"crimer rank", b"LocalRank Key Info", b"Entry-HcclCommInitRootInfo", b"_TIMEOUT set by",
+                                 RESTART_MARK.encode())
 # stderr warnings worth a look in console captures scanned as plog (never in plog files themselves)
 CONSOLE_NEEDLES = (b"CAUTION: The operator",)
 _MERGE_GAP = 3  # console records this many lines apart or closer belong together
@@ -106,18 +112,28 @@ def sniff_plog(sample: bytes) -> bool:
     return hits * 2 >= len(lines)
 
 
-def extract(source: Source, stream: BinaryIO, counter: Counter, plog_mode: bool) -> Iterator[Event]:
+Claim = Callable[[str], bool]
+
+
+def extract(source: Source, stream: BinaryIO, counter: Counter, plog_mode: bool, claim: Optional[Claim] = None) -> Iterator[Event]:
+    """Events of one stream. ``claim`` tells whether a console line no parser took names
+    something the knowledge base knows (its codes and literals); such lines, and lines with
+    the generic shape of an error, become events of their own: no error line goes unread."""
     if plog_mode:
         needles = ERROR_NEEDLES if source.log_class in ("debug", "security") else PLOG_NEEDLES
         if _is_capture(source):
             needles = needles + CONSOLE_NEEDLES
-        yield from _plog_events(source, scan_candidates(stream, counter, needles))
+        yield from _plog_events(source, scan_candidates(stream, counter, needles), claim)
     else:
-        yield from _console_events(source, iter_lines(stream, counter))
+        yield from _console_events(source, iter_lines(stream, counter), claim)
 
 
 # ------------------------------------------------------------------ plog files
 def plog_event(source: Source, lineno: int, text: str, rec: PlogLine) -> Optional[Event]:
+    if rec.level != "ERROR" and RESTART_MARK in rec.body:
+        pid = source.pid if source.kind_hint == "device" and source.pid is not None else rec.pid
+        return Event(kind="marker", text=rec.body.strip(), file=source.display, line=lineno, origin=source.origin,
+                     ts=rec.ts, pid=pid, level=rec.level, end_line=lineno)
     hrec = parse_hccl_line(rec.body) if rec.module in ("HCCL", "HCCP") or "rank" in rec.body else None
     if rec.level != "ERROR" and hrec is None:
         return None
@@ -147,7 +163,7 @@ def _is_capture(source: Source) -> bool:
     return source.log_class is None and source.kind_hint not in ("plog", "device")
 
 
-def _plog_events(source: Source, lines: Iterator[Tuple[int, bytes]]) -> Iterator[Event]:
+def _plog_events(source: Source, lines: Iterator[Tuple[int, bytes]], claim: Optional[Claim] = None) -> Iterator[Event]:
     capture = _is_capture(source)
     for lineno, raw in lines:
         text = decode_line(raw)
@@ -155,7 +171,7 @@ def _plog_events(source: Source, lines: Iterator[Tuple[int, bytes]]) -> Iterator
         if rec is None:
             if capture:  # a torch_npu banner or warning between the plog lines of a console capture
                 inner, prefix = strip_prefixes(text)
-                ev = _line_event(source, lineno, inner, prefix.pid, prefix.rank, prefix.worker)
+                ev = _line_event(source, lineno, inner, prefix.pid, prefix.rank, prefix.worker, claim)
                 if ev is not None:
                     yield _finish(ev)
             continue
@@ -225,13 +241,15 @@ def _merge(into: Event, ev: Event) -> None:
     into.evidence.sort()
 
 
-def _console_events(source: Source, lines: Iterator[Tuple[int, bytes]]) -> Iterator[Event]:
+def _console_events(source: Source, lines: Iterator[Tuple[int, bytes]], claim: Optional[Claim] = None) -> Iterator[Event]:
     cann = CannBlockParser()
     tbs = TracebackParser()
     asm = _Assembler(source)
     ctx: Dict[int, Tuple[Optional[int], Optional[int], Optional[str]]] = {}  # lineno -> prefix pid/rank/worker
     for lineno, raw in lines:
         raw_text = decode_line(raw)
+        if raw_text.strip():
+            source.last_line = (lineno, raw_text.strip())
         for text_part in _split_escaped(raw_text):
             text, prefix = strip_prefixes(text_part)
             if prefix:
@@ -245,7 +263,7 @@ def _console_events(source: Source, lines: Iterator[Tuple[int, bytes]]) -> Itera
                 ev = _traceback_event(source, tb, ctx)
                 if ev is not None:
                     records.append(ev)
-            ev = _line_event(source, lineno, text, prefix.pid, prefix.rank, prefix.worker)
+            ev = _line_event(source, lineno, text, prefix.pid, prefix.rank, prefix.worker, claim)
             if ev is not None:
                 records.append(ev)
             for rec in sorted(records, key=lambda e: e.line):
@@ -300,6 +318,23 @@ def _block_event(source: Source, block: CannBlock, ctx: Dict[int, Tuple[Optional
     return ev
 
 
+def _generic_event(source: Source, lineno: int, text: str, ppid: Optional[int], prank: Optional[int], worker: Optional[str],
+                   claim: Optional[Claim]) -> Optional[Event]:
+    """A line no parser claims: an event when it has an error's shape or the KB names something in it."""
+    stripped = text.strip()
+    if not stripped or stripped.startswith(("File \"", "Traceback (most recent call last)")):
+        return None  # traceback frames belong to the traceback parser
+    if not (looks_like_error(stripped) or (claim is not None and claim(stripped))):
+        return None
+    ev = Event(kind="console", text=stripped, file=source.display, line=lineno, end_line=lineno, origin=source.origin,
+               worker_pid=ppid, rank=prank, worker=worker, codes=find_codes(stripped))
+    m = _DEVICE.search(stripped)
+    if m:
+        ev.device = int(m.group(1)) if len(m.group(1)) < 6 else None
+    ev.evidence.append((lineno, stripped))
+    return ev
+
+
 def _traceback_event(source: Source, tb: PyTraceback, ctx: Dict[int, Tuple[Optional[int], Optional[int], Optional[str]]]) -> Optional[Event]:
     if tb.exc_type is None and not tb.exc_message:
         return None
@@ -317,7 +352,8 @@ def _traceback_event(source: Source, tb: PyTraceback, ctx: Dict[int, Tuple[Optio
     return ev
 
 
-def _line_event(source: Source, lineno: int, text: str, ppid: Optional[int], prank: Optional[int], worker: Optional[str]) -> Optional[Event]:
+def _line_event(source: Source, lineno: int, text: str, ppid: Optional[int], prank: Optional[int], worker: Optional[str],
+                claim: Optional[Claim] = None) -> Optional[Event]:
     """A single console line that is an error record by itself (or names a rank)."""
     if not text.strip():
         return None
@@ -335,7 +371,7 @@ def _line_event(source: Source, lineno: int, text: str, ppid: Optional[int], pra
     hrec = parse_hccl_line(text) if ("rank" in text or "Cluster Exception" in text) else None
     smi = ("dcmi module" in text or "npu-smi" in text) and "ret is" in text
     if tn is None and oom is None and hrec is None and not smi:
-        return None
+        return _generic_event(source, lineno, text, ppid, prank, worker, claim)
     if tn is not None and tn.kind == "hint" and tn.text == "":
         return None
     ev = Event(kind="console", text=text.strip(), file=source.display, line=lineno, end_line=lineno, origin=source.origin,

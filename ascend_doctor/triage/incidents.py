@@ -28,8 +28,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from .events import Event
-from .knowledge import Knowledge, Verdict
-from .signals import ROLE_ORDER, Signal
+from .knowledge import ROLE_ORDER, Knowledge, RuleRef, Verdict
 
 GAP_S = 3600.0  # longer than HCCL_EXEC_TIMEOUT's default 1836 s, so a wait and its timeout stay together
 WINDOW_S = 10.0  # lines reported together with the first failure
@@ -43,7 +42,7 @@ Scope = Tuple[str, Optional[int], Optional[int]]  # (origin, pid, rank-when-no-p
 class Attachment:
     """Context lines of one kind summed up on an incident (e.g. allocator cache flushes)."""
 
-    signal: Signal
+    signal: RuleRef
     count: int
     first: Optional[str]
     last: Optional[str]
@@ -160,7 +159,32 @@ def build_incidents(groups: Dict[Scope, List[Event]], knowledge: Knowledge, note
                 incidents.append(inc)
     for op, evs in fallbacks.items():
         incidents.append(_fallback_incident(op, evs, knowledge))
+    _framework_reservation(incidents, groups, knowledge)
     return incidents
+
+
+FRAMEWORK_RESERVATION = "oom.framework_reservation"
+
+
+def _framework_reservation(incidents: List[Incident], groups: Dict[Scope, List[Event]], knowledge: Knowledge) -> None:
+    """An out-of-memory error read as fragmentation is capacity when the same input shows the
+    framework reserving its own share of the device (the setting, not the allocator, is the fix)."""
+    origins = {scope[0] for scope, evs in groups.items()
+               for e in evs if e.fallback_op is None and knowledge.resolve(e).kb_id == FRAMEWORK_RESERVATION}
+    if not origins:
+        return
+    from ..parsers.oom_text import classify as classify_oom
+
+    for inc in incidents:
+        oom = inc.headline.oom
+        if inc.verdict.category != "oom_fragmentation" or oom is None or inc.scope[0] not in origins:
+            continue
+        category = classify_oom(oom, framework_reserved=True)
+        if category != inc.verdict.category:
+            inc.verdict = Verdict(**{**inc.verdict.__dict__, "category": category})
+            inc.notes.append("the framework reserves its own share of the device (its memory-utilization / "
+                             "memory-fraction setting is in the input): the cached-but-unused memory is not the cause; "
+                             "lower that share or the KV cache")
 
 
 def _split_by_time(evs: List[Event]) -> List[List[Event]]:
@@ -216,7 +240,7 @@ def _attach(inc: Incident, context: List[Tuple[Event, Verdict]]) -> None:
     """Sum up context lines that tell something about this incident (only those before its headline)."""
     limit = inc.headline.epoch
     by_signal: Dict[str, List[Event]] = {}
-    signals: Dict[str, Signal] = {}
+    signals: Dict[str, RuleRef] = {}
     for ev, v in context:
         if inc.verdict.category not in v.signal.attach_categories:
             continue
@@ -365,7 +389,8 @@ def order_incidents(incidents: List[Incident], first: Optional[Incident]) -> Lis
     advisories = [i for i in incidents if i.role == "advisory" and i is not first]
     failures = [i for i in incidents if i.role != "advisory"]
     roots = [i for i in failures if i.caused_by is None and i is not first]
-    roots.sort(key=lambda i: (ROLE_ORDER.get(i.role, 9), i.epoch, -i.verdict.weight))
+    # a recognised cause outranks a line no rule explains, whatever their times
+    roots.sort(key=lambda i: (not i.verdict.recognised and not i.synthetic, ROLE_ORDER.get(i.role, 9), i.epoch, -i.verdict.weight))
     ordered: List[Incident] = ([first] if first is not None else []) + roots
     placed = set(id(i) for i in ordered)
     rest = [i for i in failures if id(i) not in placed]

@@ -1,27 +1,57 @@
-"""What an event means: the knowledge base's entry when it has one, else our signals.
+"""What an event means, from the one rule base (``ascend_doctor.kb``).
 
-The knowledge base (``ascend_doctor.kb``) names the failure, its category, its fix and
-its causal edges; the signals (``data/signals.yaml``) add how the failure behaves in a
-job (root cause, waiting symptom, wrapper). Results are cached per event signature, so
-an error repeated a million times is looked up once.
+Every line is matched against the knowledge base: the best entry names the failure,
+its category, its fix and its causal edges, and says how it behaves in a job (its
+``role``: a root cause, a symptom of waiting for another rank, a wrapper that points
+elsewhere, an advisory the job survived, or context) and how much it says (``weight``).
+Broad entries (``kb/data/rules/classes.yaml``) catch each failure class; specific entries
+refine them, and the heaviest weight among the matching entries of the winning role is
+the line's weight, so a broad entry can lift a specific one it agrees with.
 
-The ``advisory`` role comes from the signals even when the KB names the entry: a
-warning the job survived (a CPU fallback) stays behind every failure whatever the
-entry's role. A line the KB calls harmless (``noise``) and no signal claims is context.
+A line that holds an error but that no entry explains gets ``UNRECOGNISED``: category
+``other``, quoted as it is, with the next step. Each verdict carries a confidence and,
+when an entry of another category also matched, the runner-up.
+
+Results are cached per event signature, so an error repeated a million times is looked
+up once.
 """
 from __future__ import annotations
 
+import re
+import string
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
+from ..model import CATEGORIES
 from ..parsers.oom_text import classify as classify_oom
 from .events import Event
-from .signals import Signal, UNKNOWN, classify, load_signals
 
-_KB_ROLE = {"cause": "root", "symptom": "symptom", "wrapper": "wrapper", "noise": "context"}
-_ROLE_WEIGHT = {"root": 60, "symptom": 55, "wrapper": 10, "advisory": 5, "context": 0}
-_SIGNAL_ROLES = ("advisory",)  # how the line behaves in a job beats the KB entry's role
-_MIN_KB_SCORE = 0.0
+# KB role -> how the line behaves in a job
+_KB_ROLE = {"cause": "root", "symptom": "symptom", "wrapper": "wrapper", "advisory": "advisory",
+            "context": "context", "noise": "context"}
+ROLES = ("root", "symptom", "wrapper", "advisory", "context")
+ROLE_ORDER = {"root": 0, "symptom": 1, "wrapper": 2, "advisory": 3, "context": 4}
+# a pattern hit scores 10-13 in the KB matcher; codes 6 (generic codes 2); a module's catch-all 3
+_SPECIFIC_SCORE = 9.5
+_CLOSE = 1.5
+_NAMES_PEER = re.compile(r"Cluster Exception Location|crimer rank")  # a runner-up of another category this close to the best makes the answer uncertain
+
+
+@dataclass(frozen=True)
+class RuleRef:
+    """The rule behind a verdict, as triage needs it (an entry of the KB, or the engine's fallback)."""
+
+    id: str
+    title: str
+    headline: str = ""
+    attach_categories: FrozenSet[str] = frozenset()
+    attach_note: str = ""
+
+
+UNRECOGNISED = RuleRef("unrecognised_error", "Unrecognised error")
+_UNRECOGNISED_FIX = ("No rule of the knowledge base explains this line. Read it with the lines around it "
+                     "and the plog of the same process at that time; ascend-doctor explain decodes any error code in it.")
+_UNRECOGNISED_COMMANDS = ["ascend-doctor explain \"<the line shown>\"", "ls -t ~/ascend/log/debug/plog/ | head"]
 
 
 @dataclass
@@ -33,24 +63,39 @@ class Verdict:
     cause: str
     fix_text: str
     fix_commands: List[str]
-    signal: Signal
+    signal: RuleRef
     kb_id: Optional[str] = None
     causes: Tuple[str, ...] = ()
     caused_by: Tuple[str, ...] = ()
     captures: Dict[str, str] = field(default_factory=dict)
     checks: Tuple[str, ...] = ()
+    confidence: str = "low"  # high | medium | low
+    runner_up: Optional[Dict[str, str]] = None  # {kb, category, title} of the closest other answer
+
+    @property
+    def recognised(self) -> bool:
+        return self.kb_id is not None
+
+
+def unrecognised(weight: int = 20) -> Verdict:
+    return Verdict(role="root", category="other", weight=weight, title=UNRECOGNISED.title,
+                   cause="An error line that no rule of the knowledge base explains",
+                   fix_text=_UNRECOGNISED_FIX, fix_commands=list(_UNRECOGNISED_COMMANDS), signal=UNRECOGNISED)
 
 
 class Knowledge:
-    """Resolves events to verdicts; works without a knowledge base (signals only)."""
+    """Resolves events to verdicts through the knowledge base."""
 
-    def __init__(self, kb: Any = None, use_kb: bool = True) -> None:
-        self.signals = load_signals()
-        self.kb = kb if kb is not None else (_load_kb() if use_kb else None)
+    def __init__(self, kb: Any = None) -> None:
+        if kb is None:
+            from .. import kb as kb_module
+
+            kb = kb_module.load()
+        self.kb = kb
         self._cache: Dict[str, Verdict] = {}
 
     def resolve(self, ev: Event) -> Verdict:
-        key = ev.signature() + "|" + ",".join(ev.code_values)
+        key = ev.signature() + "|" + ",".join(ev.code_values) + "|" + (ev.module or "")
         hit = self._cache.get(key)
         if hit is None:
             hit = self._resolve(ev)
@@ -62,65 +107,87 @@ class Knowledge:
                 hit = Verdict(**{**hit.__dict__, "category": cat})
         return hit
 
-    def _resolve(self, ev: Event) -> Verdict:
-        text = ev.match_text
-        sig = classify(text, ev.code_values, self.signals)
-        best = noise = None
-        if self.kb is not None:
-            from ..kb.codes import kb_key  # here, not at the top: triage also runs without the KB
+    def mentions(self, text: str) -> bool:
+        """Whether a line names a code or literal of some KB entry (so it is worth an event)."""
+        return bool(self.kb.mentions(text))
 
-            codes = [k for k in (kb_key(c) for c in ev.codes) if k]
-            try:
-                matches = self.kb.match(text, codes=codes, module=ev.module)
-            except Exception:  # a KB bug must not stop triage; the signals still answer
-                matches = []
-            for m in matches:
-                if m.score <= _MIN_KB_SCORE:
-                    continue
-                if getattr(m.entry, "role", "cause") != "noise":
-                    best = m
-                    break
-                noise = noise or m
-        if best is None and noise is not None and sig is UNKNOWN:
-            entry = noise.entry
-            return Verdict(role="context", category=entry.category, weight=0, title=entry.title, cause=entry.cause or entry.title,
-                           fix_text=sig.fix_text, fix_commands=[], signal=sig, kb_id=entry.id)
-        if best is None:
-            return Verdict(role=sig.role, category=sig.category, weight=sig.weight, title=sig.title,
-                           cause=sig.title, fix_text=sig.fix_text, fix_commands=list(sig.fix_commands), signal=sig)
-        entry = best.entry
-        role = _KB_ROLE.get(getattr(entry, "role", "cause"), "root")
-        if sig.role in _SIGNAL_ROLES:
-            role = sig.role
-        weight = sig.weight if (sig is not UNKNOWN and sig.role == role) else _ROLE_WEIGHT[role]
-        if role == "root" and sig is not UNKNOWN and sig.role == "root":
-            weight = max(weight, sig.weight)
-        fix = entry.fix
-        return Verdict(
-            role=role, category=entry.category, weight=weight + int(getattr(entry, "priority", 0) or 0),
-            title=entry.title, cause=entry.cause or entry.title,
-            fix_text=fix.text if fix else sig.fix_text,
-            fix_commands=list(fix.commands) if fix and fix.commands else list(sig.fix_commands),
-            signal=sig, kb_id=entry.id, causes=tuple(entry.causes), caused_by=tuple(entry.caused_by),
-            captures=dict(best.captures), checks=tuple(getattr(entry, "checks", ()) or ()),
-        )
+    def entry(self, entry_id: str) -> Any:
+        return self.kb.entry(entry_id)
+
+    def verdict_for(self, entry_id: str, captures: Optional[Dict[str, str]] = None) -> Verdict:
+        """The verdict an entry gives on its own (for incidents the engine makes itself)."""
+        entry = self.kb.entry(entry_id)
+        return _verdict(entry, _KB_ROLE.get(entry.role, "root"), entry.triage_weight, captures or {}, "medium", None)
+
+    def _resolve(self, ev: Event) -> Verdict:
+        from ..kb.codes import kb_key
+
+        codes = [k for k in (kb_key(c) for c in ev.codes) if k]
+        matches = self.kb.match(ev.match_text, codes=codes, module=ev.module)
+        failures = [m for m in matches if _KB_ROLE.get(m.entry.role) != "context"]
+        if not failures:
+            context = [m for m in matches if _KB_ROLE.get(m.entry.role) == "context"]
+            if context:
+                m = next((c for c in context if c.entry.attach is not None), context[0])
+                return _verdict(m.entry, "context", 0, m.captures, "high", None)
+            return unrecognised()
+        best = failures[0]
+        role = _KB_ROLE.get(best.entry.role, "root")
+        if any(m.entry.role == "advisory" for m in failures):
+            role = "advisory"  # the line is a warning the job survived, whatever else it names
+        elif role == "root" and _NAMES_PEER.search(ev.match_text) and any(m.entry.role == "symptom" for m in failures):
+            role = "symptom"  # a rank that timed out, quoting HCCL's verdict on another rank: the cause is there
+        same = [m for m in failures if m.entry.category == best.entry.category]
+        weight = max((m.entry.triage_weight for m in same if _KB_ROLE.get(m.entry.role) == role or role == "advisory"),
+                     default=best.entry.triage_weight)
+        weight += max(0, best.entry.priority)
+        other = next((m for m in failures[1:] if m.entry.category != best.entry.category), None)
+        if best.score >= _SPECIFIC_SCORE:
+            confidence = "medium" if other is not None and best.score - other.score < _CLOSE else "high"
+        else:
+            confidence = "low" if best.score <= 3.5 or (other is not None and best.score - other.score < _CLOSE) else "medium"
+        runner = None
+        if other is not None and best.score - other.score < 4.0:
+            runner = {"kb": other.entry.id, "category": other.entry.category, "title": other.entry.title}
+        headline = next((m.entry.headline for m in failures if m.entry.headline and m.entry.category == best.entry.category), "")
+        return _verdict(best.entry, role, weight, best.captures, confidence, runner, headline)
 
     def explains(self, cause_id: Optional[str], effect_id: Optional[str]) -> bool:
         """True when the KB has a causal path from one entry to the other."""
-        if self.kb is None or not cause_id or not effect_id or cause_id == effect_id:
+        if not cause_id or not effect_id or cause_id == effect_id:
             return False
-        try:
-            return bool(self.kb.explains(cause_id, effect_id))
-        except Exception:
-            return False
+        return bool(self.kb.explains(cause_id, effect_id))
 
 
-def _load_kb() -> Any:
+class _Blank(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def _fill(template: str, values: Dict[str, str]) -> str:
+    if "{" not in template:
+        return template
     try:
-        from .. import kb
-    except ImportError:
-        return None
-    try:
-        return kb.load()
-    except Exception:  # no data yet, or bad data: triage still works on its signals
-        return None
+        return string.Formatter().vformat(template, (), _Blank(values))
+    except (ValueError, IndexError):
+        return template
+
+
+def _verdict(entry: Any, role: str, weight: int, captures: Dict[str, str], confidence: str,
+             runner: Optional[Dict[str, str]], headline: str = "") -> Verdict:
+    values = dict(captures)
+    if entry.family is not None:
+        values.update(entry.family.lookup(captures.get(entry.family.capture)))
+    fix = entry.fix
+    attach = entry.attach
+    category = values.get("category") if values.get("category") in CATEGORIES else entry.category
+    ref = RuleRef(entry.id, entry.title, entry.headline or headline,
+                  frozenset(attach.categories) if attach else frozenset(), attach.note if attach else "")
+    return Verdict(
+        role=role, category=category, weight=weight,
+        title=_fill(entry.title, values), cause=_fill(entry.cause or entry.title, values),
+        fix_text=_fill(fix.text, values),
+        fix_commands=[_fill(c, values) for c in fix.commands] + ([_fill(values["commands"], values)] if values.get("commands") else []),
+        signal=ref, kb_id=entry.id, causes=tuple(entry.causes), caused_by=tuple(entry.caused_by),
+        captures=dict(captures), checks=tuple(entry.checks or ()), confidence=confidence, runner_up=runner,
+    )

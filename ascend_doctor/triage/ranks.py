@@ -17,9 +17,11 @@ from typing import Dict, List, Optional, Set, Tuple
 from ..parsers.hccl import HcclRecord
 from .events import Event
 from .incidents import Incident
-from .knowledge import Verdict
-from .signals import signal_by_id
+from .knowledge import RuleRef, Verdict
 
+# an incident the job analysis makes for a rank that failed without a word (the KB's entry for HCCL's verdict lines)
+_VERDICT_RULE = RuleRef("class.hccl_verdict", "HCCL named the rank at fault")
+_VERDICT_WEIGHT = 75
 _CRIMER_ORDER = {"ERROR CQE": 0, "STUCK": 1, "LOST": 2}
 
 
@@ -171,18 +173,16 @@ def _pick_or_make(by_rank: Dict[int, List[Incident]], rank: Optional[int], ev: E
 
 
 def _synthetic(template: Incident, rank: Optional[int], why: str, evidence, ts: Optional[str] = None) -> Incident:
-    sig = signal_by_id("hccl_verdict")
-    assert sig is not None
     who = f"Rank {rank}" if rank is not None else "A peer rank"
     verdict = Verdict(
-        role="root", category="hccl_comm", weight=sig.weight, title=f"{who} stopped taking part in the collective",
+        role="root", category="hccl_comm", weight=_VERDICT_WEIGHT, title=f"{who} stopped taking part in the collective",
         cause=f"{who} stopped taking part in the collective ({why})",
         fix_text=(f"{who} logged no error of its own here: it hung or died without a word (a stuck data loader or "
                   "checkpoint, a deadlock, an OOM-killed or crashed process). On its host, see whether the process is "
                   "alive and where it waits, read its console, and triage its own logs if they were not among these."),
         fix_commands=["ps -eo pid,stat,etime,cmd | grep -i python", "py-spy dump --pid <pid of that rank>",
                       "dmesg -T | grep -i -E 'killed process|out of memory' | tail", "ascend-doctor triage <that rank's ~/ascend/log> <its console log>"],
-        signal=sig,
+        signal=_VERDICT_RULE, confidence="medium",
     )
     inc = Incident(events=[], verdicts=[], headline=template.headline, verdict=verdict, scope=("<job>", None, rank),
                    rank=rank, synthetic=True, first_seen=ts or template.first_seen, last_seen=template.last_seen)

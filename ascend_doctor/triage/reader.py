@@ -88,11 +88,21 @@ def blocks(fh: BinaryIO, counter: Counter, chunk: int = CHUNK, max_line: int = M
 
 
 def iter_lines(fh: BinaryIO, counter: Counter, max_line: int = MAX_LINE) -> Iterator[Tuple[int, bytes]]:
-    """Every line (without its newline), numbered from 1, cut to ``max_line`` bytes."""
+    """Every line (without its newline), numbered from 1, cut to ``max_line`` bytes. Of a run
+    of empty lines only the first is handed out (the numbering counts them all): a second
+    empty line says nothing the first did not, and a file of millions of them (a gzip of
+    newlines) is then read at the speed of ``split``."""
+    blank = False
     for buf, start, end, first in blocks(fh, counter, max_line=max_line):
         lines = buf[start:end].split(b"\n")
         lines.pop()  # blocks end in a newline
         for i, line in enumerate(lines):
+            if not line:
+                if blank:
+                    continue
+                blank = True
+            else:
+                blank = False
             if len(line) > max_line:
                 counter.truncated += 1
                 line = line[:max_line]

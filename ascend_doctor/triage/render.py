@@ -41,6 +41,8 @@ def incident_json(inc: Incident, index: Dict[int, int]) -> Dict[str, Any]:
         "role": "root_cause" if v.role == "root" else v.role,
         "kb": v.kb_id,
         "signal": v.signal.id,
+        "confidence": v.confidence,
+        "runner_up": v.runner_up,
         "codes": inc.codes(),
         "pid": inc.pid,
         "device": inc.device,
@@ -144,6 +146,9 @@ def render_text(report: TriageReport, verbose: int = 0) -> str:
             label = "reported"
         out.append(f"{i + 1}. [{v.category}] {inc.display_title}{caused}")
         out.append(f"   {label}: {root_cause_line(inc)}")
+        unsure = _unsure(v)
+        if unsure:
+            out.append(f"   {unsure}")
         where = _where(inc)
         if where:
             out.append(f"   where: {where}")
@@ -161,11 +166,21 @@ def render_text(report: TriageReport, verbose: int = 0) -> str:
         for cmd in v.fix_commands:
             out.append(f"     $ {cmd}")
         hint = explain_hint(inc)
-        refs = ([f"kb {v.kb_id}"] if v.kb_id else []) + ([hint] if hint else [])
+        refs = ([f"ascend-doctor explain {v.kb_id}"] if v.kb_id else []) + ([hint] if hint else [])
         if refs:
             out.append("   more: " + " · ".join(refs))
     _skipped_text(report, out)
     return "\n".join(out) + "\n"
+
+
+def _unsure(v: Any) -> Optional[str]:
+    """'confidence: medium · or: [cat] title' when the answer is not certain."""
+    if v.confidence == "high" and not v.runner_up:
+        return None
+    text = f"confidence: {v.confidence}"
+    if v.runner_up:
+        text += f" · or: [{v.runner_up['category']}] {v.runner_up['title']}"
+    return text
 
 
 _QUIET_EVIDENCE = 4
@@ -225,6 +240,9 @@ def render_md(report: TriageReport) -> str:
         out.append(f"## {i + 1}. `{v.category}` {inc.display_title}{caused}")
         out.append("")
         out.append(f"- **Cause:** {root_cause_line(inc)}")
+        unsure = _unsure(v)
+        if unsure:
+            out.append(f"- **{unsure.split(':', 1)[0].capitalize()}:**{unsure.split(':', 1)[1]}")
         where = _where(inc)
         if where:
             out.append(f"- **Where:** {where}")

@@ -4,13 +4,20 @@ A directory is walked depth-first in name order. Directory symlinks are followed
 they stay inside the directory given (never twice into the same directory: a loop is
 skipped and reported); one that leads out of it is skipped ("symlink leaves the given
 directory"), so a link to ``/`` in a log tree cannot turn triage into a scan of the disk.
-A symlink to a single file is read wherever it points (a log rotated elsewhere).
+A symlink to a single file found while walking is read only when it points inside the
+directory given; one that leads out of it (to another user's private file, say) is skipped
+and listed ("symlink leaves the given directory"). A path named on the command line is
+read as given, wherever it points.
 Nothing is opened that ``openable`` refuses: FIFOs, sockets and device nodes (they can
 block or act on being opened) and anything in ``/proc``, ``/sys`` or ``/dev``, whether
 named on the command line, reached through a link, or bind-mounted into the tree. A pipe
 from process substitution named on the command line (``triage <(zcat x.gz)``) is read like
-stdin. ``.gz`` files are read through gzip, tar archives (``.tar``, ``.tar.gz``, ``.tgz``)
-member by member in streaming mode; nothing is unpacked to disk.
+stdin. ``.gz``/``.bz2``/``.xz`` files are decompressed and tar archives (``.tar``, ``.tar.gz``,
+``.tgz``, ``.tar.bz2``, ``.tar.xz``) read member by member as streams, under the limits of
+``ascend_doctor.inputs.archive`` (decompressed bytes per member and per archive, a
+compression-ratio test against bombs, a time budget); an archive cut short or stopped at a
+limit is read up to there and listed among the skipped paths with the reason. Nothing is
+unpacked to disk.
 """
 from __future__ import annotations
 
@@ -18,16 +25,16 @@ import io
 import os
 import stat
 import sys
-import tarfile
-import zlib
 from dataclasses import dataclass, field
 from typing import BinaryIO, Callable, Iterator, List, Optional, Tuple
 
 from ..parsers.plog import device_of_dir, log_class_of_path, parse_plog_file_name
+from ..inputs.archive import Budget, DecompressedStream, TarReport, tar_entries
 from ..openable import is_anonymous_pipe, open_for_reading, pseudo_fs_reason, pseudo_fs_top, refusal
 
 _MAX_SKIPPED_KEPT = 200
-_TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
+_TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
+_COMPRESSED = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz"}
 
 
 @dataclass
@@ -41,6 +48,7 @@ class Source:
     device: Optional[int] = None  # from a device-<N> directory
     log_class: Optional[str] = None  # debug | run | security
     kind_hint: Optional[str] = None  # plog | device | console
+    last_line: Optional[Tuple[int, str]] = None  # the last non-empty console line read (for a paste nothing claimed)
 
 
 @dataclass
@@ -157,7 +165,11 @@ def _walk_dir(top: str, walk: Walk, seen_files: set, seen_dirs: set) -> None:
                 else:
                     subdirs.append(entry.path)
             else:
-                _add_file(entry.path, est, walk, seen_files, resolve=link)
+                reason = _file_link_reason(entry.path, root) if link and stat.S_ISREG(est.st_mode) else None
+                if reason is not None:
+                    walk.skip(entry.path, reason)
+                else:
+                    _add_file(entry.path, est, walk, seen_files, resolve=link)
         stack.extend(reversed(subdirs))
 
 
@@ -168,6 +180,17 @@ def _dir_link_reason(path: str, root: str) -> Optional[str]:
     if top is not None:
         return pseudo_fs_reason(top)
     if root != "/" and not (target == root or target.startswith(root.rstrip("/") + "/")):
+        return "symlink leaves the given directory"
+    return None
+
+
+def _file_link_reason(path: str, root: str) -> Optional[str]:
+    """Why a symlink to a file found in a walk is not read, or None when it stays in ``root``."""
+    target = os.path.realpath(path)
+    top = pseudo_fs_top(target)
+    if top is not None:
+        return pseudo_fs_reason(top)
+    if root != "/" and not target.startswith(root.rstrip("/") + "/"):
         return "symlink leaves the given directory"
     return None
 
@@ -190,57 +213,65 @@ def _add_file(path: str, st: os.stat_result, walk: Walk, seen_files: set, resolv
     if lower.endswith(_TAR_SUFFIXES):
         walk.sources.append(Source(path, _plain(path), origin=path, kind_hint="tar"))
         return
-    opener = _gz(path) if lower.endswith(".gz") else _plain(path)
-    if lower.endswith(".gz"):
-        name = name[:-3]
+    ext = next((e for e in _COMPRESSED if lower.endswith(e)), None)
+    opener = _compressed(path, _COMPRESSED[ext], walk) if ext else _plain(path)
+    if ext:
+        name = name[: -len(ext)]
         parts = parts[:-1] + (name,)
     pid, device, log_class, kind, origin = describe(path, parts, name)
     walk.sources.append(Source(path, opener, origin=origin, pid=pid, device=device, log_class=log_class, kind_hint=kind))
 
 
 def tar_members(src: Source, walk: Walk) -> Iterator[Tuple[Source, BinaryIO]]:
-    """Each regular member of a tar archive as a source with its open stream, in archive order."""
+    """Each regular member of a tar archive as a source with its open stream, in archive
+    order, read under the archive limits; an archive that ends early, is unreadable or
+    stops at a limit is listed among the skipped paths with the reason."""
     try:
         fh = src.open()
-        tf = tarfile.open(fileobj=fh, mode="r|*")
-    except (OSError, tarfile.TarError, EOFError) as exc:
-        walk.skip(src.display, f"not a readable archive ({exc})")
+    except OSError as exc:
+        walk.skip(src.display, os_error_reason(exc))
         return
+    budget = Budget()
+    report = TarReport(budget)
     logs_only: Optional[str] = None  # an ascend-doctor bundle: only the logs it holds are triaged
     first = True
     try:
-        for member in tf:
-            if not member.isreg():
-                continue
-            inner = tf.extractfile(member)
-            if inner is None:
-                continue
+        for member, stream in tar_entries(fh, budget, report):
+            head: Optional[bytes] = None
             if first:
                 first = False
                 if member.name.endswith("/manifest.json") and member.size <= (8 << 20):
                     from ..bundle.archive import bundle_manifest
 
-                    data = inner.read()
-                    if bundle_manifest(member.name, data) is not None:
+                    head = stream.read()
+                    if bundle_manifest(member.name, head) is not None:
                         logs_only = member.name.split("/", 1)[0] + "/logs/"
                         continue
-                    inner = io.BytesIO(data)  # type: ignore[assignment]
             if logs_only is not None and not member.name.startswith(logs_only):
                 continue
             name = member.name.rsplit("/", 1)[-1]
-            stream: BinaryIO = inner
-            if name.lower().endswith(".gz"):
-                stream = GzipStream(inner)  # type: ignore[assignment]
-                name = name[:-3]
-            parts = tuple(p for p in (src.display + "!/" + member.name).split("/") if p not in ("", "."))
+            reader: BinaryIO = io.BytesIO(head) if head is not None else stream  # type: ignore[assignment]
+            ext = next((e for e in _COMPRESSED if name.lower().endswith(e)), None)
+            if ext:
+                reader = DecompressedStream(stream, _COMPRESSED[ext], budget)  # type: ignore[arg-type,assignment]
+                name = name[: -len(ext)]
+            display = src.display + "!/" + member.name
+            parts = tuple(p for p in display.split("/") if p not in ("", "."))
             parts = parts[:-1] + (name,)
-            pid, device, log_class, kind, origin = describe(src.display + "!/" + member.name, parts, name)
-            yield Source(src.display + "!/" + member.name, _once(stream), origin=origin, pid=pid, device=device,
-                         log_class=log_class, kind_hint=kind), stream
-    except (OSError, tarfile.TarError, EOFError) as exc:
-        walk.skip(src.display, f"archive ends early ({exc})")
+            pid, device, log_class, kind, origin = describe(display, parts, name)
+            yield Source(display, _once(reader), origin=origin, pid=pid, device=device,
+                         log_class=log_class, kind_hint=kind), reader
+            if stream.cut:
+                walk.skip(display, f"member larger than {budget.limits.member_bytes >> 20} MB: read its first "
+                                   f"{budget.limits.member_bytes >> 20} MB ({stream.cut} bytes left out)")
     finally:
-        tf.close()
+        fh.close()
+    if report.stopped:
+        walk.skip(src.display, f"archive {report.stopped}")
+    elif report.error and not report.members:
+        walk.skip(src.display, report.error + (" (truncated)" if report.truncated else ""))
+    elif report.truncated:
+        walk.skip(src.display, "archive ends early (truncated); read up to there")
 
 
 def os_error_reason(exc: OSError) -> str:
@@ -260,55 +291,15 @@ def _pipe(path: str) -> Callable[[], BinaryIO]:
     return lambda: open_for_reading(path, allow_pipe=True)
 
 
-def _gz(path: str) -> Callable[[], BinaryIO]:
-    return lambda: GzipStream(open_for_reading(path))  # type: ignore[return-value]
+def _compressed(path: str, kind: str, walk: Walk) -> Callable[[], BinaryIO]:
+    def on_stop(reason: str) -> None:
+        walk.skip(path, f"read stopped: it {reason}")
 
-
-class GzipStream(io.RawIOBase):
-    """gzip decompression that hands out everything up to a cut-off end (``gzip`` raises
-    and drops the last block instead); ``truncated`` tells afterwards."""
-
-    def __init__(self, raw: BinaryIO, chunk: int = 1 << 16) -> None:
-        self._raw = raw
-        self._chunk = chunk
-        self._z = zlib.decompressobj(wbits=47)  # gzip or zlib header
-        self._buf = b""
-        self._eof = False
-        self.truncated = False
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, n: int = -1) -> bytes:  # type: ignore[override]
-        want = n if n is not None and n >= 0 else 1 << 62
-        while len(self._buf) < want and not self._eof:
-            data = self._raw.read(self._chunk)
-            if not data:
-                self._eof = True
-                if not self._z.eof:
-                    self.truncated = True
-                self._buf += self._z.flush()
-                break
-            try:
-                self._buf += self._z.decompress(data)
-            except zlib.error:
-                self._eof = True
-                self.truncated = True
-                break
-            while self._z.eof and self._z.unused_data:  # concatenated gzip members
-                rest = self._z.unused_data
-                self._z = zlib.decompressobj(wbits=47)
-                self._buf += self._z.decompress(rest)
-        out, self._buf = self._buf[:want], self._buf[want:]
-        return out
-
-    def close(self) -> None:
-        self._raw.close()
-        super().close()
+    return lambda: DecompressedStream(open_for_reading(path), kind, Budget(), on_stop)  # type: ignore[return-value]
 
 
 def _once(stream: BinaryIO) -> Callable[[], BinaryIO]:
     return lambda: stream
 
 
-__all__ = ["Source", "Skipped", "Walk", "InputError", "walk_inputs", "tar_members", "GzipStream"]
+__all__ = ["Source", "Skipped", "Walk", "InputError", "walk_inputs", "tar_members"]

@@ -54,7 +54,7 @@ from compat_matrix.op_support.store import (
 
 def load_release(version: str, torch: Optional[str] = None) -> OpSupport:
     """The op list answering for ``version`` (branch, wheel, release line or CANN version)."""
-    return load_branch(resolve(version, torch=torch).branch)
+    return load_branch(resolve(version, torch=torch).data_key)
 
 
 __all__ = [

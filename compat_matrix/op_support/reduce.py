@@ -217,3 +217,58 @@ def counts(entries: Mapping[str, Tuple[List[str], List[str], Optional[str]]]) ->
             cls = "aten_other"
         c[cls] = c.get(cls, 0) + 1
     return c
+
+
+# Sections of a wheel's npu_native_functions_by_codegen.yaml (the registration the wheel was
+# generated from: torch_npu's own kernels and op-plugin's entries, merged for one PyTorch).
+CODEGEN_SECTIONS = ("supported", "custom", "symint", "autograd", "quant", "tocpu", "unsupported")
+
+
+def reduce_codegen(doc: Mapping[str, Any], is_aten: Callable[[str], bool]) -> Dict[str, Entry]:
+    """Reduce a wheel's ``torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml``.
+
+    Entries are either a bare name (a kernel inside torch_npu), or a mapping with ``func`` and
+    ``impl_ns: acl_op, op_api`` (op-plugin kernels) plus flags such as ``op_api: true`` or
+    ``internal_format_opapi: true``. A mapping without ``impl_ns`` is torch_npu's own kernel.
+    ``custom`` entries are torch_npu ops (``npu::``); ``symint`` and ``autograd`` entries are
+    aten or npu by name (``is_aten``). The section becomes the entry's ``src`` ("codegen_<section>").
+    """
+    if not isinstance(doc, Mapping):
+        raise ReduceError("npu_native_functions_by_codegen.yaml: top level is not a mapping")
+    known = set(CODEGEN_SECTIONS) | {"backend", "cpp_namespace"}
+    unknown = [k for k, v in doc.items() if isinstance(v, list) and k not in known]
+    if unknown:
+        raise ReduceError(f"npu_native_functions_by_codegen.yaml: unknown section(s) {', '.join(map(str, unknown))}")
+    out: Dict[str, Entry] = {}
+    for section in CODEGEN_SECTIONS:
+        for item in doc.get(section) or []:
+            if isinstance(item, Mapping):
+                func = str(item.get("func", ""))
+                impls = [s.strip() for s in str(item.get("impl_ns") or "").split(",") if s.strip()]
+                # flags: 'op_api: true', 'internal_format_opapi: true', 'sparse: op_api' (the
+                # namespace of the sparse kernel), 'dvm: ...'
+                flags = [k for k in _PLUGIN_IMPL_KEYS if item.get(k) not in (None, False, "")]
+                if section in ("tocpu", "unsupported"):
+                    impls = [section]
+                elif "(" not in func:
+                    impls = ["torch_npu"]  # a bare name: torch_npu's own kernel (npu_native_functions.yaml)
+                impls += [f for f in flags if f not in impls]
+                if not impls:
+                    impls = ["torch_npu"]
+                aclnn = _aclnn(item)
+            else:
+                func, aclnn = str(item), None
+                impls = [section] if section in ("tocpu", "unsupported") else ["torch_npu"]
+            if not func:
+                continue
+            name = op_key_name(func)
+            if section == "custom":
+                ns = "npu"
+            elif section in ("symint", "autograd"):
+                ns = "aten" if is_aten(name) else "npu"
+            else:
+                ns = "aten"
+            _add(out, f"{ns}::{name}", impls, "codegen_" + section, aclnn)
+    if not out:
+        raise ReduceError("npu_native_functions_by_codegen.yaml: no op entries")
+    return out

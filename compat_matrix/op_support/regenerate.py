@@ -20,6 +20,12 @@ Three inputs, three sub-commands; each rewrites only what it owns and then the i
 
                   python -m compat_matrix.op_support.regenerate reference /work/shared/reference/op-support
 
+``wheels``    (not here: ``python -m tools.harvest_wheels --wheel-dir DIR`` from a checkout) reads
+              the registration every published torch-npu wheel ships
+              (``torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml``, reduced by
+              ``reduce.reduce_codegen``) into ``data/wheels/`` and the ``wheels`` section of the index,
+              which the sub-commands here keep untouched.
+
 ``dispatch``  regenerate the table of PyTorch dispatch kernels per aten op (which ops are
               CompositeImplicit / CompositeExplicit / backend-only) from the installed torch::
 
@@ -274,6 +280,8 @@ def write_index(
     }
     if not release_map and old.get("release_map"):
         doc["release_map"] = old["release_map"]
+    if old.get("wheels"):
+        doc["wheels"] = old["wheels"]  # written by tools/harvest_wheels.py; kept as it is
     index_file.parent.mkdir(parents=True, exist_ok=True)
     index_file.write_text(json.dumps(doc, indent=1, sort_keys=False, ensure_ascii=False) + "\n", encoding="utf-8")
 

@@ -22,7 +22,8 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from compat_matrix.op_support.store import Release, index, release_by_branch, releases
+from compat_matrix.op_support.store import (Release, index, release_by_branch, releases, wheel_lines, wheel_releases,
+                                            wheel_unreadable)
 
 
 class UnknownVersionError(ValueError):
@@ -36,10 +37,16 @@ class Resolution:
     branch: str  # the branch whose op data is used
     matched: Tuple[str, ...]  # release-map branches the argument named
     note: Optional[str] = None  # set when the data of another branch stands in
+    key: Optional[str] = None  # the op data used, when not the branch's own: 'torch-npu==V' (a wheel)
+
+    @property
+    def data_key(self) -> str:
+        """What ``load_branch`` takes: the wheel key, or the branch."""
+        return self.key or self.branch
 
     @property
     def release(self) -> Release:
-        rel = release_by_branch(self.branch)
+        rel = release_by_branch(self.data_key)
         assert rel is not None
         return rel
 
@@ -48,8 +55,18 @@ class Resolution:
         if self.note:
             out["note"] = self.note
         rel = self.release
-        out.update({"release": rel.release, "torch": rel.torch, "wheel": rel.wheel, "cann": rel.cann})
+        out.update({"release": rel.release, "torch": rel.torch, "wheel": rel.wheel, "cann": rel.cann,
+                    "data": rel.kind, "source": source_label(rel)})
+        if rel.kind == "wheel":
+            out.update({"key": rel.branch, "url": rel.url, "cann_basis": rel.cann_basis})
         return out
+
+
+def source_label(rel: Release) -> str:
+    """Where an op list comes from, in one phrase: 'pypi: torch-npu==V' or the branch's files."""
+    if rel.kind == "wheel" and rel.source:
+        return rel.source
+    return ", ".join(f"{s.repo}@{s.commit[:12]}" for s in rel.sources) or rel.branch
 
 
 def _rows() -> List[Dict[str, str]]:
@@ -106,8 +123,38 @@ def _torch_minor(text: str) -> Optional[Tuple[int, int]]:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
+def _wheel_data(text: str) -> Optional[Release]:
+    """The wheel build whose own registration was read, for a torch_npu version text."""
+    want = _norm_wheel(text)
+    for r in wheel_releases():
+        if _norm_wheel(r.wheel) == want:
+            return r
+    return None
+
+
+def _via_wheel(res: Resolution) -> Resolution:
+    """The wheel wins: a branch resolution whose build was read from its wheel uses the wheel's data."""
+    rel = release_by_branch(res.branch)
+    if rel is None or rel.kind == "wheel":
+        return res
+    w = _wheel_data(rel.wheel)
+    if w is None:
+        return res
+    return Resolution(res.text, res.form, res.branch, res.matched, res.note, key=w.branch)
+
+
+def _wheel_resolution(raw: str, w: Release) -> Resolution:
+    branch = w.git_branch or w.branch
+    return Resolution(raw, "wheel", branch, (branch,), key=w.branch)
+
+
 def known_versions() -> str:
     """One line naming everything that resolves, for error messages."""
+    lines_w = [ln["line"] for ln in wheel_lines()]
+    head = ""
+    if lines_w:
+        head = (f"any torch_npu build on the package index ({len(wheel_releases())} builds of the lines "
+                f"{', '.join(lines_w)}; `opcheck versions` lists them); ")
     rels = releases()
     lines = []
     for r in rels:
@@ -118,7 +165,7 @@ def known_versions() -> str:
         if r.cann not in canns:
             canns.append(r.cann)
     return (
-        "release lines " + ", ".join(lines)
+        head + "release lines " + ", ".join(lines)
         + "; CANN " + ", ".join(canns)
         + "; branches " + ", ".join(r.branch for r in rels)
         + "; or a torch_npu wheel version of those branches (e.g. " + ", ".join(r.wheel for r in rels[-3:]) + ")"
@@ -150,6 +197,11 @@ def _pick(text: str, form: str, rows: Sequence[Dict[str, str]], torch_hint: Opti
             )
         return Resolution(text, form, best["branch"], matched, note)
 
+    # No branch data, but the named build's own wheel was read: that is exact.
+    for r in rows:
+        w = _wheel_data(r["wheel"])
+        if w is not None and (torch_hint is None or tkey(r["branch"]) == torch_hint or len(rows) == 1):
+            return Resolution(text, form, r["branch"], matched, key=w.branch)
     # No data for the named branch(es): stand in with the same release line, same fallback family.
     line = rows[0]["torch_npu_release"]
     want = torch_hint or tkey(rows[0]["branch"])
@@ -189,11 +241,17 @@ def resolve(text: str, torch: Optional[str] = None) -> Resolution:
             return Resolution(raw, "branch", branch, (branch,))
         return _pick(raw, "branch", rows, hint)
 
+    w = _wheel_data(raw)
+    if w is not None:
+        return _wheel_resolution(raw, w)
+    unread = next((u for u in wheel_unreadable() if _norm_wheel(u["wheel"]) == _norm_wheel(raw)), None)
+    if unread is not None:
+        raise _unknown(raw, f"the wheel of torch_npu {unread['wheel']} could not be read: {unread['reason']}")
     wheel_rows = [r for r in _rows() if _norm_wheel(r["wheel"]) == _norm_wheel(raw)]
     release_rows = [r for r in _rows() if _norm_release(r["torch_npu_release"]) == _norm_release(raw)]
     cann_rows = [r for r in _rows() if _norm_cann(r["cann"]) == _norm_cann(raw)]
     if wheel_rows:
-        return _pick(raw, "wheel", wheel_rows, hint or _torch_minor(raw))
+        return _via_wheel(_pick(raw, "wheel", wheel_rows, hint or _torch_minor(raw)))
     if release_rows and cann_rows:
         a = ", ".join(sorted({_simple_cann(r['cann']) for r in release_rows}))
         b = ", ".join(sorted({r['torch_npu_release'] for r in cann_rows}))
@@ -202,28 +260,31 @@ def resolve(text: str, torch: Optional[str] = None) -> Resolution:
             f"write 'release:{raw}' or 'cann:{raw}'"
         )
     if release_rows:
-        return _pick(raw, "release", release_rows, hint)
+        return _via_wheel(_pick(raw, "release", release_rows, hint))
     if cann_rows:
-        return _pick(raw, "cann", cann_rows, hint)
+        return _via_wheel(_pick(raw, "cann", cann_rows, hint))
     raise _unknown(raw, f"unknown version {raw!r}")
 
 
 def _by_wheel(raw: str, value: str, hint: Optional[Tuple[int, int]]) -> Resolution:
+    w = _wheel_data(value)
+    if w is not None:
+        return _wheel_resolution(raw, w)
     rows = [r for r in _rows() if _norm_wheel(r["wheel"]) == _norm_wheel(value)]
     if not rows:
         raise _unknown(raw, f"unknown torch_npu wheel version {value!r}")
-    return _pick(raw, "wheel", rows, hint or _torch_minor(value))
+    return _via_wheel(_pick(raw, "wheel", rows, hint or _torch_minor(value)))
 
 
 def _by_cann(raw: str, hint: Optional[Tuple[int, int]]) -> Resolution:
     rows = [r for r in _rows() if _norm_cann(r["cann"]) == _norm_cann(raw)]
     if not rows:
         raise _unknown(raw, f"unknown CANN version {_simple_cann(raw)!r}")
-    return _pick(raw, "cann", rows, hint)
+    return _via_wheel(_pick(raw, "cann", rows, hint))
 
 
 def _by_release(raw: str, value: str, hint: Optional[Tuple[int, int]]) -> Resolution:
     rows = [r for r in _rows() if _norm_release(r["torch_npu_release"]) == _norm_release(value)]
     if not rows:
         raise _unknown(raw, f"unknown release line {value!r}")
-    return _pick(raw, "release", rows, hint)
+    return _via_wheel(_pick(raw, "release", rows, hint))

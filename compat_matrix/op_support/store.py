@@ -23,6 +23,7 @@ NPU_IMPLS = frozenset({"acl_op", "op_api", "dvm", "sparse", "internal_format_opa
 _lock = threading.Lock()
 _index: Optional[Dict[str, Any]] = None
 _loaded: Dict[str, "OpSupport"] = {}
+_cache: Dict[str, Any] = {}  # wheel releases and line files, read once
 
 
 class DataError(RuntimeError):
@@ -54,6 +55,13 @@ class Release:
     cann: str  # paired CANN version without the 'CANN ' prefix, '8.0.0'
     sources: Tuple[Provenance, ...] = ()
     counts: Mapping[str, int] = field(default_factory=dict)
+    # "branch": reduced from the upstream repositories at a release branch; "wheel": read from the
+    # published wheel's own registration (branch is then the key 'torch-npu==V')
+    kind: str = "branch"
+    source: Optional[str] = None  # wheel: 'pypi: torch-npu==V'
+    url: Optional[str] = None  # wheel: the package-index page of that version
+    git_branch: Optional[str] = None  # wheel: the release branch it was built from, when known
+    cann_basis: Optional[str] = None  # wheel: how its CANN is known (compat_matrix.wheels)
 
     @property
     def torch_tuple(self) -> Tuple[int, int]:
@@ -67,7 +75,7 @@ class Release:
         return self.torch_tuple >= (2, 1)
 
     def to_json(self) -> Dict[str, Any]:
-        return {
+        out: Dict[str, Any] = {
             "branch": self.branch,
             "torch": self.torch,
             "release": self.release,
@@ -77,7 +85,11 @@ class Release:
                 {"repo": s.repo, "path": s.path, "commit": s.commit, "branch": s.branch, "url": s.url}
                 for s in self.sources
             ],
+            "kind": self.kind,
         }
+        if self.kind == "wheel":
+            out.update(source=self.source, url=self.url, git_branch=self.git_branch, cann_basis=self.cann_basis)
+        return out
 
 
 @dataclass(frozen=True)
@@ -245,11 +257,88 @@ def releases() -> List[Release]:
     return [_release_from_json(r) for r in _read_index()["releases"]]
 
 
+WHEEL_KEY = "torch-npu=="
+PYPI_PAGE = "https://pypi.org/project/torch-npu/{}/#files"
+
+
+def wheel_key(version: str) -> str:
+    """The key of one wheel build's op data: 'torch-npu==2.14.0'."""
+    return WHEEL_KEY + version
+
+
+def wheel_releases() -> List[Release]:
+    """Every torch-npu build on the package index whose wheel registration was read, oldest first."""
+    cached = _cache.get("__wheel_releases__")
+    if cached is not None:
+        return cached
+    out = []
+    for r in (_read_index().get("wheels") or {}).get("builds", []):
+        out.append(Release(
+            branch=wheel_key(r["wheel"]), torch=r["torch"], release=r.get("release") or "", wheel=r["wheel"],
+            cann=r.get("cann") or ("~" + r["cann_likely"][5:] if (r.get("cann_likely") or "").startswith("CANN ") else ""),
+            sources=(), counts=dict(r.get("counts", {})), kind="wheel",
+            source=r.get("source"), url=PYPI_PAGE.format(r["wheel"]), git_branch=r.get("branch"),
+            cann_basis=r.get("cann_basis")))
+    with _lock:
+        _cache["__wheel_releases__"] = out
+    return out
+
+
+def wheel_lines() -> List[Dict[str, Any]]:
+    """The torch_npu X.Y.Z lines with wheel data: line, base build, builds, file."""
+    return list((_read_index().get("wheels") or {}).get("lines", []))
+
+
+def wheel_unreadable() -> List[Dict[str, str]]:
+    """Builds on the index whose wheel registration could not be read, with the reason."""
+    return list((_read_index().get("wheels") or {}).get("unreadable", []))
+
+
+def wheel_release(version: str) -> Optional[Release]:
+    for r in wheel_releases():
+        if r.wheel == version:
+            return r
+    return None
+
+
 def release_by_branch(branch: str) -> Optional[Release]:
+    if branch.startswith(WHEEL_KEY):
+        return wheel_release(branch[len(WHEEL_KEY):])
     for r in releases():
         if r.branch == branch:
             return r
     return None
+
+
+def _line_doc(line: str) -> Dict[str, Any]:
+    key = "__line__" + line
+    cached = _cache.get(key)
+    if cached is not None:
+        return cached
+    path = DATA_DIR / "wheels" / f"{line}.json.gz"
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise DataError(f"op-support data unreadable: {path}: {exc}") from exc
+    with _lock:
+        _cache[key] = doc
+    return doc
+
+
+def _load_wheel(rel: Release) -> "OpSupport":
+    line = next((ln["line"] for ln in wheel_lines() if rel.wheel in ln["builds"]), None)
+    if line is None:
+        raise DataError(f"op-support index lists {rel.wheel} but no line file holds it")
+    doc = _line_doc(line)
+    raw = dict(doc["ops"])
+    if rel.wheel != doc["base"]:
+        diff = doc["builds"][rel.wheel]
+        for k in diff.get("del", []):
+            raw.pop(k, None)
+        raw.update(diff.get("add", {}))
+    ops = {k: (tuple(v[0]), tuple(v[1]), v[2]) for k, v in raw.items()}
+    return OpSupport(rel, ops)
 
 
 def load_branch(branch: str) -> OpSupport:
@@ -261,6 +350,11 @@ def load_branch(branch: str) -> OpSupport:
     if rel is None:
         known = ", ".join(r.branch for r in releases())
         raise KeyError(f"no op data for branch {branch!r}; known: {known}")
+    if rel.kind == "wheel":
+        support = _load_wheel(rel)
+        with _lock:
+            _loaded[branch] = support
+        return support
     path = DATA_DIR / "releases" / f"{branch}.json.gz"
     try:
         with gzip.open(path, "rt", encoding="utf-8") as fh:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from typing import List, Optional
 
@@ -74,8 +75,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         # replay
         overrides = {}
         if args.non_torch_gib is not None:
-            if args.non_torch_gib < 0:
-                print("error: --non-torch-gib must be >= 0", file=sys.stderr)
+            if not math.isfinite(args.non_torch_gib) or not 0 <= args.non_torch_gib <= 1 << 20:
+                print("error: --non-torch-gib must be a number from 0 to %d" % (1 << 20), file=sys.stderr)
                 return 2
             overrides["non_torch_bytes"] = int(args.non_torch_gib * GiB)
         trace = load_trace(args.trace, **overrides)

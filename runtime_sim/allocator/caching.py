@@ -20,6 +20,7 @@ a counter, so every run gives the same addresses.
 """
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from collections import deque
 from typing import Callable, Deque, Dict, List, NamedTuple, Optional, Tuple, Union
 
@@ -30,7 +31,11 @@ from .constants import (EXTRA_LARGE_BUFFER, MIN_BLOCK_SIZE, MIN_LARGE_ALLOC, ONE
 from .errors import NPUOutOfMemoryError
 from .formatting import format_size
 from .profiles import Profile, get_profile, message
-from .stats import DeviceStats, flatten
+from .stats import ARRAY_BASE, OVERSIZE_ALLOCATIONS, DeviceStats, add, add_one, flatten, on_alloc, on_free, on_release
+
+# base indices of the statistics arrays in DeviceStats.v that the hot path updates directly
+_INACTIVE_SPLIT = ARRAY_BASE["inactive_split"]
+_INACTIVE_SPLIT_BYTES = ARRAY_BASE["inactive_split_bytes"]
 
 VA_BASE = 0x12C000000000      # first segment address (NPU HBM addresses look like this)
 VA_GUARD = 2 * MiB            # gap left between two segments' address ranges
@@ -122,6 +127,11 @@ class CachingAllocator:
         self.clock = clock if clock is not None else TickClock()
         self._advance = getattr(self.clock, "advance", None)
         self.stats = DeviceStats()
+        self._v = self.stats.v
+        # settings the hot path reads on every call (the config does not change after parsing)
+        self._mss = self.config.max_split_size
+        self._no_divisions = not any(self.config.roundup_power2_divisions)
+        self._expandable = bool(self.config.expandable_segments)
         self._small = BlockPool(True)
         self._large = BlockPool(False)
         self._active: Dict[int, Block] = {}
@@ -150,19 +160,31 @@ class CachingAllocator:
             raise TypeError("size must be an int number of bytes, got %r" % (size,))
         if size < 0:
             raise ValueError("size must be >= 0")
-        self._step()
+        self._tick += 1
+        if self._advance is not None:
+            self._advance()
         if size >= ONE_EXA_BYTES:
             raise NPUOutOfMemoryError(message("oom_huge"), self.profile.oom_exception,
                                       {"requested": size})
         if size == 0:
             return Block(0, 0, stream, self._small)
         cfg = self.config
-        rounded = self._round_size(size)
-        pool = self._small if rounded <= SMALL_SIZE else self._large
-        if cfg.page_size_1g and not pool.is_small:
-            alloc_size = -(-rounded // EXTRA_LARGE_BUFFER) * EXTRA_LARGE_BUFFER
+        if self._no_divisions:
+            rounded = size + self.pad
+            rounded = MIN_BLOCK_SIZE if rounded < MIN_BLOCK_SIZE else -(-rounded // MIN_BLOCK_SIZE) * MIN_BLOCK_SIZE
         else:
-            alloc_size = self._allocation_size(rounded)
+            rounded = self._round_size(size)
+        if rounded <= SMALL_SIZE:
+            pool = self._small
+            alloc_size = SMALL_BUFFER
+        else:
+            pool = self._large
+            if cfg.page_size_1g:
+                alloc_size = -(-rounded // EXTRA_LARGE_BUFFER) * EXTRA_LARGE_BUFFER
+            elif rounded < MIN_LARGE_ALLOC:
+                alloc_size = cfg.large_segment_size
+            else:
+                alloc_size = -(-rounded // ROUND_LARGE) * ROUND_LARGE
         req = _Request(rounded, stream, pool, alloc_size)
 
         reaped = False
@@ -170,8 +192,17 @@ class CachingAllocator:
             if sum(len(q) for q in self._events.values()) > LAZY_QUERY_SIZE:
                 self._process_events()
                 reaped = True
-        else:
+        elif self._events:
             self._process_events()
+        return self._malloc_search(req, size, reaped)
+
+    def _malloc_search(self, req: _Request, size: int, reaped: bool = False) -> Block:
+        """malloc after the request is rounded and completed events are reaped: best fit,
+        then the driver, then the flush-and-retry chain; the OOM error when all fail."""
+        cfg = self.config
+        stream = req.stream
+        pool = req.pool
+        rounded = req.size
         found = self._get_free_block(req)
         if cfg.multi_stream_lazy_reclaim and not found and not reaped:
             self._process_events()
@@ -216,14 +247,17 @@ class CachingAllocator:
             return
         if self._active.get(block.address) is not block or not block.allocated:
             raise ValueError("free of a block that is not allocated: %r" % (block,))
-        self._step()
+        self._tick += 1
+        if self._advance is not None:
+            self._advance()
         block.allocated = False
         small = block.pool.is_small
-        self.stats.update("allocation", small, -1)
-        self.stats.update("allocated_bytes", small, -block.size)
-        self._record("free_requested", block.address, block.requested_size, block.stream)
-        if self._is_oversize(block.size):
-            self.stats.oversize_allocations.update(-1)
+        v = self._v
+        on_free(v, small, block.size)
+        if self._history:
+            self._record("free_requested", block.address, block.requested_size, block.stream)
+        if self._mss is not None and block.size >= self._mss:
+            add_one(v, OVERSIZE_ALLOCATIONS, -1)
         if block.stream_uses:
             for stream in sorted(block.stream_uses):
                 handle = self.clock.record(stream)
@@ -417,11 +451,13 @@ class CachingAllocator:
         if self._allowed is not None and cfg.garbage_collection_threshold > 0.0:
             for block in pool.blocks():
                 block.gc_count += 1
-        idx = pool.lower_bound(req.stream, req.size)
-        n = len(pool)
-        if idx == n or pool.key_at(idx)[0] != req.stream:
+        keys = pool._keys
+        stream = req.stream
+        idx = bisect_left(keys, (stream, req.size, -1))
+        n = len(keys)
+        if idx == n or keys[idx][0] != stream:
             return False
-        block = pool.block_at(idx)
+        block = pool._blocks[keys[idx]]
         if block.expandable is not None:
             if cfg.expandable_segments:
                 # best fit counts the unmapped space right after a block as usable
@@ -441,7 +477,7 @@ class CachingAllocator:
                 if idx == n or pool.key_at(idx)[0] != req.stream:
                     return False
                 block = pool.block_at(idx)
-        mss = cfg.max_split_size
+        mss = self._mss
         if mss is not None:
             if req.size < mss and block.size >= mss:
                 return False  # do not hand an oversize block to a normal request
@@ -449,7 +485,11 @@ class CachingAllocator:
                 return False  # oversize reuse only within the rounding slack
         req.block = block
         block.gc_count = 0
-        pool.remove(block)
+        key = keys[idx]
+        if key[2] != block.address or key[1] != block.size:
+            raise AssertionError("block %r is not in the free index" % (block,))
+        del keys[idx]
+        del pool._blocks[key]
         return True
 
     def _alloc_block(self, req: _Request, is_retry: bool) -> bool:
@@ -596,7 +636,13 @@ class CachingAllocator:
                 or dst.mapped != src.mapped):
             return 0
         if src.mapped:
-            pool.remove(src)
+            key = (src.stream, src.size, src.address)
+            keys = pool._keys
+            idx = bisect_left(keys, key)
+            if idx == len(keys) or keys[idx] != key:
+                raise AssertionError("block %r is not in the free index" % (src,))
+            del keys[idx]
+            del pool._blocks[key]
         else:
             pool.remove_unmapped(src)
         if dst.prev is src:
@@ -617,65 +663,77 @@ class CachingAllocator:
         pool = req.pool
         size = req.size
         small = pool.is_small
-        already_split = block.is_split()
+        v = self._v
+        already_split = block.prev is not None or block.next is not None
         if split:
             rest = block
             block = Block(rest.address, size, req.stream, pool, rest.expandable)
-            block.prev = rest.prev
-            if block.prev is not None:
-                block.prev.next = block
+            prev = rest.prev
+            block.prev = prev
+            if prev is not None:
+                prev.next = block
             block.next = rest
             rest.prev = block
             rest.address += size
             rest.size -= size
-            pool.insert(rest)
+            key = (rest.stream, rest.size, rest.address)
+            insort(pool._keys, key)
+            pool._blocks[key] = rest
             if block.expandable is None:
                 if already_split:
-                    self.stats.update("inactive_split_bytes", small, -size)
+                    add(v, _INACTIVE_SPLIT_BYTES, small, -size)
                 else:
-                    self.stats.update("inactive_split_bytes", small, rest.size)
-                    self.stats.update("inactive_split", small, 1)
+                    add(v, _INACTIVE_SPLIT_BYTES, small, rest.size)
+                    add(v, _INACTIVE_SPLIT, small, 1)
         elif already_split and block.expandable is None:
-            self.stats.update("inactive_split_bytes", small, -block.size)
-            self.stats.update("inactive_split", small, -1)
+            add(v, _INACTIVE_SPLIT_BYTES, small, -block.size)
+            add(v, _INACTIVE_SPLIT, small, -1)
         block.allocated = True
         block.requested_size = orig_size
-        self._record("alloc", block.address, orig_size, block.stream)
+        if self._history:
+            self._record("alloc", block.address, orig_size, block.stream)
         self._active[block.address] = block
-        self.stats.update("allocation", small, 1)
-        self.stats.update("allocated_bytes", small, block.size)
-        self.stats.update("active", small, 1)
-        self.stats.update("active_bytes", small, block.size)
-        self.stats.update("requested_bytes", small, orig_size)
-        if self._is_oversize(block.size):
-            self.stats.oversize_allocations.update(1)
+        bsize = block.size
+        on_alloc(v, small, bsize, orig_size)
+        if self._mss is not None and bsize >= self._mss:
+            add_one(v, OVERSIZE_ALLOCATIONS, 1)
         return block
 
     def _free_block(self, block: Block) -> None:
         assert not block.allocated and block.event_count == 0
-        self._record("free_completed", block.address, block.requested_size, block.stream)
+        if self._history:
+            self._record("free_completed", block.address, block.requested_size, block.stream)
         del self._active[block.address]
         pool = block.pool
         orig_size = block.size
         requested = block.requested_size
         net_blocks = 0
         net_bytes = 0
-        for cand in (block.prev, block.next):
-            merged = self._try_merge(block, cand, pool)
+        try_merge = self._try_merge
+        cand = block.prev
+        if cand is not None and not cand.allocated:
+            merged = try_merge(block, cand, pool)
             if merged:
                 net_blocks -= 1
                 net_bytes -= merged
-        pool.insert(block)
-        if block.is_split():
+        cand = block.next
+        if cand is not None and not cand.allocated:
+            merged = try_merge(block, cand, pool)
+            if merged:
+                net_blocks -= 1
+                net_bytes -= merged
+        key = (block.stream, block.size, block.address)
+        insort(pool._keys, key)
+        pool._blocks[key] = block
+        if block.prev is not None or block.next is not None:
             net_blocks += 1
             net_bytes += block.size
         small = pool.is_small
+        v = self._v
         if block.expandable is None:
-            self.stats.update("inactive_split", small, net_blocks)
-            self.stats.update("inactive_split_bytes", small, net_bytes)
-        self.stats.update("active", small, -1)
-        self.stats.update("active_bytes", small, -orig_size)
-        self.stats.update("requested_bytes", small, -requested)
+            add(v, _INACTIVE_SPLIT, small, net_blocks)
+            add(v, _INACTIVE_SPLIT_BYTES, small, net_bytes)
+        on_release(v, small, orig_size, requested)
 
     # events ----------------------------------------------------------------
     def _process_events(self) -> None:

@@ -43,6 +43,11 @@ _BOOL_KEYS = (
 )
 
 
+def _too_long(digits: str) -> bool:
+    """More digits than a 64-bit integer has (leading zeros and sign aside)."""
+    return len(digits.lstrip("+-").lstrip("0")) > 20
+
+
 @dataclass
 class AllocatorConfig:
     """The allocator settings a PYTORCH_NPU_ALLOC_CONF string produced.
@@ -153,13 +158,14 @@ class _Parser:
     # -- std::sto* ----------------------------------------------------------
     def stoi(self, token: str) -> int:
         m = _STOI.match(token)
-        if not m or not (_INT_MIN <= int(m.group(0)) <= _INT_MAX):
+        # more digits than any int has: std::stoi's out_of_range (and no 4,300-digit int())
+        if not m or _too_long(m.group(0)) or not (_INT_MIN <= int(m.group(0)) <= _INT_MAX):
             raise AllocConfError(message("stoi"), "stoi")
         return int(m.group(0)) & _SIZE_MAX  # static_cast<size_t>
 
     def stoull(self, token: str) -> int:
         m = _STOI.match(token)
-        if not m or abs(int(m.group(0))) > _SIZE_MAX:
+        if not m or _too_long(m.group(0)) or abs(int(m.group(0))) > _SIZE_MAX:
             raise AllocConfError(message("stoull"), "stoull")
         return int(m.group(0)) & _SIZE_MAX
 
@@ -173,6 +179,8 @@ class _Parser:
             value = float.fromhex(text)
         else:
             value = float(text)
+        if value != value or value in (float("inf"), float("-inf")):  # std::stod: out_of_range
+            raise AllocConfError(message("stod"), "stod")
         return value
 
     # -- options ------------------------------------------------------------

@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Optional, Tuple, Union
 
+from . import fastreplay
 from .caching import CachingAllocator
 from .config import AllocatorConfig
 from .constants import GiB
@@ -280,22 +281,41 @@ def replay(trace: Trace, allocator: CachingAllocator, stop_on_oom: bool = True) 
     the error, the failing event and the allocator's numbers at that moment;
     otherwise the failing allocation is skipped (its later free is ignored).
     """
+    result = ReplayResult(trace=trace.name, completed=True, events_total=len(trace), events_run=0)
+    if fastreplay.eligible(trace.events, allocator):
+        run = fastreplay.replay_events(trace.events, allocator, stop_on_oom,
+                                       lambda exc, index, label: _oom(result, allocator, exc, index, label))
+    else:
+        run = _replay_general(trace, allocator, stop_on_oom, result)
+    result.events_run = run
+    if result.error is None:
+        _capture(result, allocator)
+    result.peak_reserved = allocator.max_memory_reserved()
+    result.peak_allocated = allocator.max_memory_allocated()
+    return result
+
+
+def _oom(result: ReplayResult, allocator: CachingAllocator, exc: NPUOutOfMemoryError, index: int, label: str) -> None:
+    if result.error is None:
+        result.completed = False
+        result.failed_event = index
+        result.failed_label = label
+        result.error = exc
+        _capture(result, allocator)
+
+
+def _replay_general(trace: Trace, allocator: CachingAllocator, stop_on_oom: bool, result: ReplayResult) -> int:
+    """Every event through the allocator's public methods."""
     live: Dict[str, object] = {}
     run = 0
     index = 0
-    result = ReplayResult(trace=trace.name, completed=True, events_total=len(trace), events_run=0)
     for op, key, nbytes, label in trace.events:
         index += 1
         if op == "alloc":
             try:
                 live[key] = allocator.malloc(nbytes)
             except NPUOutOfMemoryError as exc:
-                if result.error is None:
-                    result.completed = False
-                    result.failed_event = index
-                    result.failed_label = label
-                    result.error = exc
-                    _capture(result, allocator)
+                _oom(result, allocator, exc, index, label)
                 if stop_on_oom:
                     break
                 continue
@@ -313,12 +333,7 @@ def replay(trace: Trace, allocator: CachingAllocator, stop_on_oom: bool = True) 
         else:
             raise ValueError("unknown trace event %r" % (op,))
         run += 1
-    result.events_run = run
-    if result.error is None:
-        _capture(result, allocator)
-    result.peak_reserved = allocator.max_memory_reserved()
-    result.peak_allocated = allocator.max_memory_allocated()
-    return result
+    return run
 
 
 def _capture(result: ReplayResult, allocator: CachingAllocator) -> None:

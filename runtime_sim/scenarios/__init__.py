@@ -60,19 +60,53 @@ def load_file(path: str) -> Scenario:
 def _load_cached(path: str) -> Scenario:
     label = os.path.basename(path)
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_SCENARIO_BYTES + 1)
     except OSError as exc:
         raise ScenarioError(f"{label}: cannot read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_SCENARIO_BYTES:
+        raise ScenarioError(f"{label}: larger than {MAX_SCENARIO_BYTES >> 10} KB; not a scenario file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{label}: not UTF-8 text; a scenario is a YAML file") from None
+    if "\x00" in text:
+        raise ScenarioError(f"{label}: binary data; a scenario is a YAML file")
     return parse(text, label)
+
+
+MAX_SCENARIO_BYTES = 1 << 20
+MAX_SCENARIO_DEPTH = 32
+
+
+def _nesting(text: str) -> int:
+    """An upper bound of the YAML nesting: flow brackets outside quotes, plus indentation
+    levels (a cheap, linear test that keeps yaml's recursive parser out of trouble)."""
+    depth = best = 0
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            if depth > best:
+                best = depth
+        elif ch in "]}":
+            depth = max(depth - 1, 0)
+    indent = max((len(line) - len(line.lstrip(" -")) for line in text.splitlines()), default=0)
+    return best + indent // 2
 
 
 def parse(text: str, label: str = "<scenario>") -> Scenario:
     """Validate scenario YAML text; ``label`` names it in error messages."""
     import yaml  # lazy: the catalog is only read when a scenario is used
 
+    depth = _nesting(text)
+    if depth > MAX_SCENARIO_DEPTH:
+        raise ScenarioError(f"{label}: nested {depth} levels deep; a scenario is at most {MAX_SCENARIO_DEPTH}")
     try:
         raw: Any = yaml.safe_load(text)
+    except RecursionError:
+        raise ScenarioError(f"{label}: nested too deeply to be a scenario") from None
+    except (ValueError, OverflowError) as exc:  # yaml's int() of a 5,000-digit number, say
+        raise ScenarioError(f"{label}: a value YAML cannot read ({str(exc).splitlines()[0][:80]})") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "YAML"

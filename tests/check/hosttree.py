@@ -208,7 +208,7 @@ def build(root: Path, spec: HostSpec) -> Path:
             f"import sys; sys.version_info = {version + ('final', 0)!r}; sys.path.insert(0, sys.argv[1]); "
             "src = sys.argv[2]; sys.argv = ['-c']; exec(compile(src, '<probe>', 'exec'))"
         )
-        _write(root / "usr/bin/python3", f'#!/bin/sh\nexec {sys.executable} -S -c "{runner}" "{site}" "$2"\n', 0o755)
+        _write(root / "usr/bin/python3", f'#!/bin/sh\nfor last; do :; done\nexec {sys.executable} -S -c "{runner}" "{site}" "$last"\n', 0o755)
     env_file = root / "env.txt"
     _write(env_file, "".join(f"{k}={v}\n" for k, v in env.items()))
     return env_file

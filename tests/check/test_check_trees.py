@@ -23,7 +23,7 @@ runner = CliRunner()
 
 
 def run_json(root: Path, env_file: Path, *extra: str) -> Dict:
-    result = runner.invoke(app, ["check", "--root", str(root), "--env-file", str(env_file), "--json", *extra])
+    result = runner.invoke(app, ["check", "--root", str(root), "--trust-root", "--env-file", str(env_file), "--json", *extra])
     assert result.exit_code in (0, 1), result.output
     return json.loads(result.stdout)
 
@@ -152,7 +152,7 @@ def test_driver_version_differs_from_npu_smi_header(tmp_path: Path) -> None:
 
 def test_fail_on_warn_changes_the_exit_code(tmp_path: Path) -> None:
     env_file = ht.build(tmp_path, ht.HostSpec(install_info=ht.INSTALL_INFO.replace("Driver_Install_Status=complete\n", "")))
-    base = ["check", "--root", str(tmp_path), "--env-file", str(env_file), "--json"]
+    base = ["check", "--root", str(tmp_path), "--trust-root", "--env-file", str(env_file), "--json"]
     assert runner.invoke(app, base).exit_code == 0
     assert runner.invoke(app, base + ["--fail-on", "warn"]).exit_code == 1
 
@@ -167,7 +167,7 @@ def test_no_python_stand_in_skips_python_checks(tmp_path: Path) -> None:
 
 def test_markdown_and_text_render(tmp_path: Path) -> None:
     env_file = ht.build(tmp_path, ht.HostSpec(firmware=ht.FIRMWARE_7_7))
-    base = ["check", "--root", str(tmp_path), "--env-file", str(env_file)]
+    base = ["check", "--root", str(tmp_path), "--trust-root", "--env-file", str(env_file)]
     md = runner.invoke(app, base + ["--format", "md"])
     assert md.exit_code == 1
     assert "| ✗ | Driver and firmware match (`driver.firmware_compat`) |" in md.stdout

@@ -103,7 +103,10 @@ def test_commands_resolve_under_root_and_hangs_are_killed(tmp_path: Path) -> Non
     # the child forks a grandchild that would keep the pipe open: the group kill must end both
     (bindir / "hang").write_text("#!/bin/sh\nsleep 600 &\nsleep 600\n")
     (bindir / "hang").chmod(0o755)
-    host = Host(str(tmp_path), env={"PATH": "/usr/local/bin"})
+    untrusted = Host(str(tmp_path), env={"PATH": "/usr/local/bin"})
+    refused = untrusted.run(["hello"], timeout=10)
+    assert refused.untrusted and not refused.ok and "--trust-root" in refused.error
+    host = Host(str(tmp_path), env={"PATH": "/usr/local/bin"}, trusted=True)
     assert host.which("hello") == "/usr/local/bin/hello"
     res = host.run(["hello"], timeout=10)
     assert res.ok and res.stdout.strip() == "hi from tree"

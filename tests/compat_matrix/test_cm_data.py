@@ -234,7 +234,11 @@ def test_audit_corrections_other_rows(matrix):
     # 9.2.0 notes extend older CANN to the newer HDK lines
     ext = [s for s in matrix.hdk if s.source == "cann_920_rn" and s.cann.text == "9.0.X"]
     assert {h.text for s in ext for h in s.hdk} >= {"26.1.1", "26.2.RC1"}
-    # post-snapshot PyPI releases are present, with their CANN left unknown
-    for v in ("2.13.0", "2.14.0", "2.9.1", "2.12.0.post3"):
-        b = matrix.build(parse_version(v, "torch_npu"))
-        assert b.status == "unverified" and b.cann is None
+    # post-snapshot PyPI releases: no stored table row; the wheels state (or their line gives) the CANN
+    basis = {v: matrix.build(parse_version(v, "torch_npu")) for v in ("2.13.0", "2.14.0", "2.9.1", "2.12.0.post3")}
+    assert basis["2.13.0"].status == "unverified" and basis["2.13.0"].cann is None
+    assert basis["2.13.0"].cann_basis == "inferred"
+    assert (basis["2.14.0"].cann_basis, basis["2.14.0"].cann.text) == ("wheel", "9.1.0")
+    assert (basis["2.9.1"].cann_basis, basis["2.9.1"].cann.text) == ("wheel", "9.0.0")
+    assert (basis["2.12.0.post3"].cann_basis, basis["2.12.0.post3"].cann.text) == ("inherited", "9.1.0")
+    assert all(b.status == "published" for v, b in basis.items() if v != "2.13.0")

@@ -37,7 +37,7 @@ def test_python_inside_the_published_range_is_unknown_not_advised_against():
 @pytest.mark.parametrize("stack,verdict", [
     ({"torch": "2.12.0", "python": "3.11"}, COMPATIBLE),     # GA 2.12.0 ships cp311
     ({"torch": "2.13.0", "python": "3.9"}, INCOMPATIBLE),    # PyTorch 2.13 itself has no cp39 wheel
-    ({"torch": "2.14.0", "python": "3.14"}, UNKNOWN),        # only the unverified 2.14.0 ships it
+    ({"torch": "2.14.0", "python": "3.14"}, COMPATIBLE),     # 2.14.0 ships it; its wheel names its CANN
 ])
 def test_python_verdicts_follow_the_best_build(stack, verdict):
     p = evaluate(stack).pair("python", "torch")
@@ -67,26 +67,29 @@ def test_knowing_more_never_gives_a_worse_verdict(matrix):
     assert checked > 40
 
 
-def test_torch_and_cann_name_the_published_wheels():
+def test_torch_and_cann_name_the_inference_for_a_build_no_source_pairs():
+    # 2.13.0: no source names its CANN; 2.12.0 (table) and 2.14.0 (its wheel) both name 9.1.0
     p = evaluate({"torch": "2.13.0", "cann": "9.1.0"}).pair("cann", "torch")
-    assert p.verdict == UNKNOWN
-    assert "2.13.0" in p.reason and "PyPI" in p.reason and "no source names the CANN release" in p.reason
+    assert p.verdict == NOT_RECOMMENDED and p.reason.startswith("inferred, not stated")
+    assert "2.12.0 (CANN 9.1.0, stored table)" in p.reason and "2.14.0 (CANN 9.1.0" in p.reason
     q = evaluate({"torch_npu": "2.13.0", "cann": "9.1.0"}).pair("cann", "torch_npu")
-    assert q.verdict == UNKNOWN and "published build" in q.reason and "no source names the CANN release" in q.reason
+    assert q.verdict == NOT_RECOMMENDED and q.required == "likely CANN 9.1.0" and q.source_id is None
+    r = evaluate({"torch_npu": "2.13.0", "cann": "8.0.0"}).pair("cann", "torch_npu")
+    assert r.verdict == UNKNOWN and "outside that range" in r.reason
 
 
 def test_suggest_lists_unverified_builds_only_on_request():
     assert suggest({"torch": "2.13.0"}) == []
     stacks = suggest({"torch": "2.13.0"}, include_prerelease=True, include_unverified=True)
-    assert [s.components["torch_npu"] for s in stacks] == ["2.13.0", "2.13.0rc1"]
-    first = stacks[0]
-    assert "cann" not in first.components and first.pairing == "unpaired"
-    assert first.verdict == UNKNOWN and first.python == ["3.10", "3.11", "3.12", "3.13", "3.14"]
-    # known CANN first, then the builds with none named, newest first
-    mixed = suggest({"torch": "2.12.0"}, include_prerelease=True, include_unverified=True)
-    named = [s for s in mixed if "cann" in s.components]
-    assert named and mixed[:len(named)] == named
-    assert [s.components["torch_npu"] for s in mixed[len(named):]] == ["2.12.0.post3", "2.12.0.post2"]
+    # known CANN first (2.13.0rc1: its wheel's install example), then the build with none named
+    assert [s.components["torch_npu"] for s in stacks] == ["2.13.0rc1", "2.13.0"]
+    last = stacks[-1]
+    assert "cann" not in last.components and last.pairing == "unpaired"
+    assert last.verdict == UNKNOWN and last.python == ["3.10", "3.11", "3.12", "3.13", "3.14"]
+    # post builds inherit their line's CANN: offered without asking for unverified builds
+    ga = suggest({"torch": "2.12.0"})
+    assert [s.components["torch_npu"] for s in ga][:3] == ["2.12.0.post3", "2.12.0.post2", "2.12.0"]
+    assert ga[0].status == "published" and ga[0].components["cann"] == "9.1.0"
 
 
 def test_scan_says_why_each_build_is_left_out():
@@ -94,7 +97,8 @@ def test_scan_says_why_each_build_is_left_out():
     assert stacks == []
     why = {lo.build.torch_npu.text: lo for lo in left}
     assert set(why) == {"2.13.0", "2.13.0rc1"}
-    assert why["2.13.0"].reason == "no source names the CANN release it was made for"
+    assert why["2.13.0"].reason == ("no source names the CANN release it was made for (likely CANN 9.1.0, "
+                                    "inferred from the nearest builds that name one)")
     assert why["2.13.0"].non_ga_filter and why["2.13.0rc1"].non_ga_filter
     # a pin that no build can meet is not blamed on the GA filter
     _, left = scan({"torch": "2.12.0", "python": "3.9"})
@@ -110,7 +114,7 @@ def test_suggest_command_says_what_is_known_and_what_is_missing():
     assert res.exit_code == 1
     out = res.stdout
     assert "torch_npu 2.13.0 " in out and "torch_npu 2.13.0rc1" in out and "Python 3.10-3.14" in out
-    assert "missing: no source names the CANN release any torch_npu build for PyTorch 2.13.0" in out
+    assert "likely CANN 9.1.0, inferred" in out and "a prerelease build, not GA" in out
     assert "ascend-doctor compat --torch 2.13.0 --suggest --prerelease" in out
     data = json.loads(invoke("compat", "--torch", "2.13.0", "--suggest", "--json").stdout)
     assert data["schema"] == 1 and data["count"] == 0 and data["stacks"] == []
@@ -121,7 +125,8 @@ def test_suggest_command_says_what_is_known_and_what_is_missing():
     again = invoke(*shlex.split(data["next"])[1:], "--json")
     listed = json.loads(again.stdout)
     assert again.exit_code == 0 and listed["count"] == 2 and listed["next"] is None
-    assert all(s["verdict"] == UNKNOWN and "cann" not in s["components"] for s in listed["stacks"])
+    assert [(s["components"].get("cann"), s["verdict"]) for s in listed["stacks"]] == [
+        ("9.0.0", NOT_RECOMMENDED), (None, UNKNOWN)]
     md = invoke("compat", "--torch", "2.13.0", "--suggest", "--format", "md").stdout
     assert "| torch_npu 2.13.0 | unverified | PyPI | Python 3.10-3.14 |" in md and "Missing: " in md
 
@@ -129,7 +134,8 @@ def test_suggest_command_says_what_is_known_and_what_is_missing():
 def test_prerelease_table_marks_the_unknown_cann():
     out = invoke("compat", "--torch", "2.13.0", "--suggest", "--prerelease").stdout
     assert "unknown  2.13.0  2.13.0 " in out and "no source names the CANN release" in out
-    assert "HDK lines allowed" not in out  # no CANN, so no HDK list to give
+    # the rc names CANN 9.0.0 in its wheel's install example: that CANN's HDK lines are listed
+    assert "9.0.0    2.13.0  2.13.0rc1" in out and "HDK lines allowed for CANN 9.0.0" in out
 
 
 def test_all_builds_keyword_matches_prerelease():

@@ -51,7 +51,7 @@ def played(tmp_path_factory):
     for name, built, logs in (("node-a", job.host, job.log_dir), ("node-b", healthy, tmp / "node-b" / "no-logs"),
                               ("node-c", drifted, tmp / "node-c" / "no-logs")):
         hosts[name] = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-                       "ascend_doctor_host_args": ["--root", str(built.root), "--env-file", str(built.env_file)],
+                       "ascend_doctor_host_args": ["--root", str(built.root), "--env-file", str(built.env_file), "--trust-root"],
                        "ascend_doctor_log_root": str(logs),
                        # three "nodes" share this machine: each keeps its own scratch directory
                        "ascend_doctor_workdir": str(tmp / "work" / name)}

@@ -8,7 +8,6 @@ https://github.com/Ascend/pytorch commit f2e1583e).
 from __future__ import annotations
 
 from ascend_doctor import kb
-from ascend_doctor.triage.signals import load_signals
 
 UNRELEASED_SWITCHES = ("TORCH_NPU_FALLBACK_CPU_DISABLE",)
 
@@ -17,8 +16,6 @@ def _fixes():
     for entry in kb.load().entries:
         if entry.fix is not None:
             yield f"kb {entry.id}", entry.fix.text, list(entry.fix.commands)
-    for sig in load_signals():
-        yield f"signal {sig.id}", sig.fix_text, sig.fix_commands
 
 
 def test_unreleased_switches_are_never_fix_commands():
@@ -34,4 +31,4 @@ def test_where_the_text_mentions_one_it_names_the_builds_that_have_it():
             mentioned.append(where)
             assert "master" in text and "2026-08-20" in text and "diagnostic" in text, where
     # the CPU-fallback advice keeps the switch as a diagnostic hint, in both places that give it
-    assert set(mentioned) == {"kb op.cpu_fallback", "signal cpu_fallback"}
+    assert set(mentioned) == {"kb op.cpu_fallback", "kb class.cpu_fallback"}

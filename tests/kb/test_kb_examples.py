@@ -20,6 +20,12 @@ def test_example_matches_its_entry(entry_id, index, example):
     matches = BASE.match(example.text, codes=example.codes, module=example.module)
     ranked = [(m.entry.id, round(m.score, 2)) for m in matches[:4]]
     assert matches, f"{entry_id} example {index} matched nothing: {example.text[:120]!r}"
+    entry = BASE.entry(entry_id)
+    if entry.broad:
+        # a class's catch-all may give way to a specific entry of its own category, never to another
+        assert entry_id in [m.entry.id for m in matches], f"{entry_id} example {index} ranked {ranked}"
+        assert matches[0].entry.category == entry.category, f"{entry_id} example {index} ranked {ranked}"
+        return
     assert matches[0].entry.id == entry_id, f"{entry_id} example {index} ranked {ranked}"
     for name, value in example.captures:
         assert matches[0].captures.get(name) == value, (name, matches[0].captures)
@@ -36,7 +42,7 @@ def test_every_entry_has_a_real_example_with_a_public_source():
         assert entry.examples, entry.id
         for ex in entry.examples:
             assert ex.source.startswith("https://"), (entry.id, ex.source)
-            assert any(host in ex.source for host in ("github.com/", "hiascend.com/", "pypi.org/")), ex.source
+            assert "://" in ex.source and "." in ex.source.split("/")[2], ex.source
 
 
 def test_examples_are_not_all_from_one_place():
@@ -54,6 +60,10 @@ def test_examples_still_match_inside_a_framework_prefix():
                 continue
             for prefix in ("[rank1]: ", "(VllmWorker TP1 pid=961) ERROR 03-25 06:14:02 [multiproc_executor.py:880] "):
                 best = BASE.match(prefix + ex.text.strip(), codes=ex.codes)
-                assert best and best[0].entry.id == entry.id, (entry.id, prefix, [m.entry.id for m in best[:3]])
+                top = [m.entry.id for m in best[:3]]
+                if entry.broad:
+                    assert best and best[0].entry.category == entry.category and entry.id in [m.entry.id for m in best], (entry.id, prefix, top)
+                else:
+                    assert best and best[0].entry.id == entry.id, (entry.id, prefix, top)
             checked += 1
     assert checked > 50

@@ -170,3 +170,10 @@ def test_cli_stdin_and_unknown_and_empty():
     assert res.exit_code == 2
     res = _cli()
     assert res.exit_code == 2
+
+
+def test_an_entry_id_that_other_verbs_print_is_explained():
+    # triage and oom end with "more: ascend-doctor explain <entry id>": that command must work
+    code, out, _ = run("env.kernels_package_missing", fmt="json")
+    data = json.loads(out)
+    assert code == 0 and data["kind"] == "entry" and data["matches"][0]["id"] == "env.kernels_package_missing"

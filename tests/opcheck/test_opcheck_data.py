@@ -152,10 +152,12 @@ def test_resolve(text, torch, branch, form):
     assert (r.branch, r.form) == (branch, form)
 
 
-def test_resolve_substitutes_within_a_release_line_and_says_so():
-    r = ops.resolve("2.3.1.post4")  # v2.3.1-6.0.0 has no data file
-    assert r.branch == "v2.4.0-6.0.0" and r.matched == ("v2.3.1-6.0.0",)
-    assert "no op data for v2.3.1-6.0.0" in r.note
+def test_resolve_a_build_without_branch_data_reads_its_wheel():
+    r = ops.resolve("2.3.1.post4")  # v2.3.1-6.0.0 has no branch data; the 2.3.1.post4 wheel was read
+    assert r.branch == "v2.3.1-6.0.0" and r.data_key == "torch-npu==2.3.1.post4" and r.note is None
+    assert r.to_json()["source"] == "pypi: torch-npu==2.3.1.post4"
+    # a release line whose only build with data is its wheel
+    assert ops.resolve("6.0.rc2", torch="2.3").data_key == "torch-npu==2.3.1"
 
 
 def test_resolve_errors_are_one_line_and_list_known_versions():
@@ -170,7 +172,7 @@ def test_resolve_errors_are_one_line_and_list_known_versions():
     with pytest.raises(ops.UnknownVersionError, match="no op data for 2.0.1"):
         ops.resolve("2.0.1")  # torch 2.0 at 5.0.rc3: no data, and 2.1 data would mislead (no fallback in 2.0)
     with pytest.raises(ops.UnknownVersionError, match="no op data"):
-        ops.resolve("6.0.rc2")
+        ops.resolve("2.1.0.post4")  # the table's 6.0.rc1 build: never published, no branch data
     with pytest.raises(ValueError):
         ops.load_release("")
 

@@ -7,6 +7,9 @@ fails on any miss or any extra failing finding.
   their categories. An expected check the doctor does not have at all is "pending"
   (listed, not failed) until it lands; a crashed check (error) is always a failure.
 - triage / oom: run once the verb and runtime_sim.workloads exist (pending before).
+- diagnose: ``python -m ascend_doctor diagnose --sim NAME --json`` with no symptom must end at
+  the ground-truth cause: the triage category of a scenario with a workload, else the
+  category of its first expected failing check, else no cause (a healthy host, exit 0).
 - KNOWN_DOCTOR_GAPS: mismatches reported to the lead as the doctor's fault. They are
   strict: when the doctor starts matching, the test fails until the entry is removed.
 """
@@ -44,6 +47,7 @@ class Row:
     notes: List[str] = field(default_factory=list)
     seconds: float = 0.0
     build_seconds: float = 0.0
+    diagnose: str = "-"
 
     @property
     def name(self) -> str:
@@ -57,7 +61,7 @@ def _doctor(*args: str, timeout: float = CHECK_TIMEOUT) -> subprocess.CompletedP
 def _judge_check(row: Row, root: str, env_file: str) -> None:
     started = time.perf_counter()
     # --timeout 1: the hanging npu-smi scenario need not wait out the default 8 s
-    proc = _doctor("check", "--root", root, "--env-file", env_file, "--json", "--timeout", "1")
+    proc = _doctor("check", "--root", root, "--trust-root", "--env-file", env_file, "--json", "--timeout", "1")
     row.seconds = time.perf_counter() - started
     try:
         report = json.loads(proc.stdout)
@@ -131,6 +135,32 @@ def _judge_runtime(row: Row, dest) -> None:
             row.pending.append("oom verb")
 
 
+def expected_cause(s: Scenario) -> Optional[str]:
+    """The category ``diagnose`` must end at (None: no cause, a healthy host)."""
+    if s.expect.triage_category:
+        return s.expect.triage_category
+    return s.expect.check[0].category if s.expect.check else None
+
+
+def _judge_diagnose(row: Row) -> None:
+    s = row.scenario
+    proc = _doctor("diagnose", "--sim", s.name, "--json", "--timeout", "1")
+    try:
+        doc = json.loads(proc.stdout)
+    except ValueError:
+        row.problems.append(f"diagnose printed no JSON (exit {proc.returncode}): {proc.stderr.strip()[-300:]}")
+        return
+    cause = doc.get("cause")
+    found = cause.get("category") if cause else None
+    want = expected_cause(s)
+    row.diagnose = f"{want or 'none'} / {found or 'none'}" + (f" @{cause['step']}" if cause else "")
+    if found != want:
+        path = ", ".join(f"{st['id']}={st['verdict']}" for st in doc.get("steps", []))
+        row.problems.append(f"diagnose: ended at {found}, expected {want} (path: {path})")
+    if proc.returncode != (1 if want else 0):
+        row.problems.append(f"diagnose: exit {proc.returncode}, expected {1 if want else 0}")
+
+
 def _evaluate(scenario: Scenario, base) -> Row:
     row = Row(scenario, {f.id: (f.status, f.category) for f in scenario.expect.check})
     try:
@@ -138,6 +168,7 @@ def _evaluate(scenario: Scenario, base) -> Row:
         row.build_seconds = host.seconds
         _judge_check(row, str(host.root), str(host.env_file))
         _judge_runtime(row, base / (scenario.name + "-run"))
+        _judge_diagnose(row)
     except Exception as exc:  # one broken scenario must not hide the others' results
         row.problems.append(f"harness error: {type(exc).__name__}: {exc}")
     return row
@@ -148,7 +179,7 @@ def _fmt(d: Dict[str, Tuple[str, Optional[str]]]) -> str:
 
 
 def _table(rows: List[Row]) -> str:
-    head = ("scenario", "expected (check)", "found (check)", "build/check", "verdict")
+    head = ("scenario", "expected (check)", "found (check)", "build/check", "diagnose (expected / found @step)", "verdict")
     lines = []
     for r in rows:
         gap = r.name in KNOWN_DOCTOR_GAPS
@@ -158,8 +189,9 @@ def _table(rows: List[Row]) -> str:
             verdict = "ok" + (" (pending: " + ", ".join(r.pending) + ")" if r.pending else "")
         if r.notes:
             verdict += " [" + "; ".join(r.notes) + "]"
-        lines.append((r.name, _fmt(r.expected), _fmt(r.found), f"{r.build_seconds * 1000:.0f}ms/{r.seconds:.1f}s", verdict))
-    widths = [max(len(str(x[i])) for x in lines + [head]) for i in range(4)]
+        lines.append((r.name, _fmt(r.expected), _fmt(r.found), f"{r.build_seconds * 1000:.0f}ms/{r.seconds:.1f}s",
+                      r.diagnose, verdict))
+    widths = [max(len(str(x[i])) for x in lines + [head]) for i in range(5)]
     out = ["  ".join(h.ljust(w) for h, w in zip(head, widths + [0]))]
     out += ["  ".join(str(c).ljust(w) for c, w in zip(line, widths + [0])).rstrip() for line in lines]
     for r in rows:

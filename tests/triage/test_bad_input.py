@@ -18,7 +18,7 @@ PLOG = (DATA / "vllm_ascend_12776_plog216.log").read_bytes()  # vllm-ascend#1277
 
 def _run(paths, fmt="text", stdin=None):
     out, err = io.StringIO(), io.StringIO()
-    rc = run_triage([str(p) for p in paths], fmt=fmt, out=out, err=err, stdin=stdin, use_kb=False)
+    rc = run_triage([str(p) for p in paths], fmt=fmt, out=out, err=err, stdin=stdin)
     return rc, out.getvalue(), err.getvalue()
 
 

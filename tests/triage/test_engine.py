@@ -138,9 +138,11 @@ class _FakeKB:
         fix = SimpleNamespace(text="fake fix", commands=("fake-cmd",))
         self.entries = {
             "dev.aicore": SimpleNamespace(id="dev.aicore", category="aicore_exec", title="AI Core fault", cause="kernel faulted",
-                                          role="cause", fix=fix, causes=("hccl.timeout",), caused_by=(), checks=(), priority=0),
+                                          role="cause", fix=fix, causes=("hccl.timeout",), caused_by=(), checks=(), priority=0,
+                                          triage_weight=60, broad=False, family=None, headline="", attach=None),
             "hccl.timeout": SimpleNamespace(id="hccl.timeout", category="hccl_comm", title="HCCL timeout", cause="waited",
-                                            role="symptom", fix=fix, causes=(), caused_by=("dev.aicore",), checks=(), priority=0),
+                                            role="symptom", fix=fix, causes=(), caused_by=("dev.aicore",), checks=(), priority=0,
+                                            triage_weight=55, broad=False, family=None, headline="", attach=None),
         }
         self.calls: List[tuple] = []
 
@@ -174,7 +176,7 @@ def test_knowledge_base_entries_and_edges_are_used(tmp_path):
 def test_json_contract(tmp_path):
     root = _tree(tmp_path, culprit=1)
     out = io.StringIO()
-    rc = run_triage([str(root)], fmt="json", out=out, err=io.StringIO(), use_kb=False)
+    rc = run_triage([str(root)], fmt="json", out=out, err=io.StringIO())
     data = json.loads(out.getvalue())
     assert rc == 1 and data["schema"] == 1
     assert set(data["stats"]) >= {"files", "bytes", "lines", "events", "seconds"}
@@ -189,6 +191,28 @@ def test_json_contract(tmp_path):
 @pytest.mark.parametrize("fmt", ["text", "md"])
 def test_text_and_markdown(tmp_path, fmt):
     out = io.StringIO()
-    rc = run_triage([str(_tree(tmp_path, culprit=3))], fmt=fmt, out=out, err=io.StringIO(), use_kb=False)
+    rc = run_triage([str(_tree(tmp_path, culprit=3))], fmt=fmt, out=out, err=io.StringIO())
     text = out.getvalue()
     assert rc == 1 and "rank 3" in text and "aicore_exec" in text and "plog-1003_" in text
+
+
+def test_errors_from_before_a_restart_in_place_do_not_count(tmp_path):
+    # the plog keyword "attr init success" marks the log framework's initialisation in a process
+    # (https://github.com/hicann/oam-tools/blob/master/docs/zh/asys/FAQ.md); a second one in the same
+    # process means the job resumed in place
+    root = tmp_path / "ascend" / "log"
+    run = root / "run" / "plog"
+    debug = root / "debug" / "plog"
+    run.mkdir(parents=True)
+    debug.mkdir(parents=True)
+    (run / "plog-700_20250101000000000.log").write_text(
+        "[INFO] ATRACE(700,python3):2025-01-01-01:00:00.000.000 [trace_attr.c:189](tid:700) attr init success, timeout=0ms.\n"
+        "[INFO] ATRACE(700,python3):2025-01-01-02:00:00.000.000 [trace_attr.c:189](tid:700) attr init success, timeout=0ms.\n",
+        encoding="utf-8")
+    (debug / "plog-700_20250101000000001.log").write_text(
+        "[ERROR] RUNTIME(700,python3):2025-01-01-01:30:00.000.000 [api_c.cc:661]700 rtStreamSynchronize:[EXEC][DEFAULT]ErrCode=507017, desc=[aicpu timeout], InnerCode=0x715002a\n"
+        "[ERROR] HCCL(700,python3):2025-01-01-02:10:00.000.000 [hccl_socket_manager.cc:778] [700][Wait][LinkEstablish]wait socket establish timeout, role[1] rank[12] timeout[120]\n",
+        encoding="utf-8")
+    report = triage_paths([str(root)])
+    assert [i.verdict.category for i in report.incidents] == ["hccl_comm"]
+    assert any("restarted in place" in n for n in report.job.notes)

@@ -27,7 +27,7 @@ from runtime_sim.host import run as run_scenario
 
 from .conftest import DATA, load_yaml
 
-KNOWLEDGE = {"with-kb": Knowledge(), "signals": Knowledge(use_kb=False)}
+KNOWLEDGE = {"with-kb": Knowledge()}
 
 # https://github.com/vllm-project/vllm-ascend/issues/19
 OOM_19 = ("RuntimeError: NPU out of memory. Tried to allocate 22.00 MiB (NPU 6; 60.97 GiB total capacity; 10.24 GiB "
@@ -107,7 +107,8 @@ def test_a_real_failure_outranks_the_fallback(tmp_path, mode, fallback_first):
     report = _triage([capture], mode)
     assert [i.role for i in report.incidents] == ["root", "advisory", "advisory"]
     first = report.incidents[0]
-    assert first.verdict.category == "oom_capacity" and "NPU out of memory" in first.headline.text
+    # vllm-ascend#19: 50 of 61 GiB held outside this process, so the device is busy, not too small
+    assert first.verdict.category == "device_busy_permission" and "NPU out of memory" in first.headline.text
     assert all("CAUTION" not in ev.text for ev in first.events)  # adjacent lines were not merged into the OOM
 
 
@@ -122,7 +123,7 @@ def test_even_a_bare_wrapper_outranks_the_fallback(tmp_path):
 def test_failure_of_the_fallback_itself_comes_first_and_is_linked():
     report = _triage([DATA / "vllm_omni_755_fallback_then_error.log"])
     fail, adv = report.incidents
-    assert fail.role == "root" and fail.verdict.signal.id == "op_no_kernel"
+    assert fail.role == "root" and fail.verdict.kb_id in ("op.not_implemented_backend", "class.op_no_kernel")
     assert adv.role == "advisory" and adv.display_title == "aten::_scaled_dot_product_efficient_attention runs on the CPU"
     assert any("as a fallback" in n for n in fail.all_notes())
     assert any("did not hold" in n for n in adv.all_notes())
@@ -166,7 +167,7 @@ def test_fallback_only_input_renders_as_a_warning():
 @pytest.mark.parametrize("mode", sorted(KNOWLEDGE))
 def test_retry_line_alone_is_no_incident(mode):
     out = io.StringIO()
-    rc = run_triage([str(DATA / "pytorch_108_block_retry.log")], fmt="json", out=out, err=io.StringIO(), use_kb=(mode == "with-kb"))
+    rc = run_triage([str(DATA / "pytorch_108_block_retry.log")], fmt="json", out=out, err=io.StringIO())
     data = json.loads(out.getvalue())
     assert rc == 0 and data["incidents"] == []
     assert len(data["job"]["notes"]) == 1 and "with no failure of that process" in data["job"]["notes"][0]
@@ -189,9 +190,9 @@ def test_oom_after_many_retries_is_one_incident_with_the_retries_counted(tmp_pat
     assert "NPU out of memory" in inc.headline.text and inc.headline.kind == "plog" and inc.pid is not None
     assert [a.count for a in inc.attachments] == [retries]
     out = io.StringIO()
-    run_triage([str(result.log_dir), str(result.console_file)], fmt="json", out=out, err=io.StringIO(), use_kb=(mode == "with-kb"))
+    run_triage([str(result.log_dir), str(result.console_file)], fmt="json", out=out, err=io.StringIO())
     attached = json.loads(out.getvalue())["incidents"][0]["attached"]
-    assert attached == [{"signal": "allocator_retry", "count": retries, "first": inc.attachments[0].first, "last": inc.attachments[0].last}]
+    assert attached == [{"signal": "class.allocator_retry", "count": retries, "first": inc.attachments[0].first, "last": inc.attachments[0].last}]
     files = {f for f, _, _ in inc.evidence()}
     assert str(result.console_file) in files and any("plog-" in f for f in files)
     assert any("also reported on the console" in n for n in inc.all_notes())
@@ -204,5 +205,5 @@ def test_console_oom_with_other_numbers_stays_apart_and_after_the_plog(tmp_path)
     other.write_text(OOM_19 + "\n", encoding="utf-8")
     report = _triage([result.log_dir, result.console_file, other])
     cats = [(i.verdict.category, i.headline.kind, i.pid is not None) for i in report.incidents]
-    assert cats == [("oom_capacity", "plog", True), ("oom_capacity", "console", False)]
+    assert cats == [("oom_capacity", "plog", True), ("device_busy_permission", "console", False)]
     assert report.incidents[1].headline.file == str(other)

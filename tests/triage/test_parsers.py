@@ -184,7 +184,7 @@ def test_codes(text, want):
 def test_oom_npu_templates():
     old = parse_oom("RuntimeError: NPU out of memory. Tried to allocate 22.00 MiB (NPU 6; 60.97 GiB total capacity; 10.24 GiB already allocated; 10.24 GiB current active; 19.79 MiB free; 10.65 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.")
     assert old.template == "npu_pre26" and old.device == 6 and old.requested == size_to_bytes("22.00 MiB")
-    assert classify(old) == "oom_capacity"  # vllm-ascend#19: memory held outside the allocator
+    assert classify(old) == "device_busy_permission"  # vllm-ascend#19: memory held outside the allocator
     new = parse_oom("torch.OutOfMemoryError: NPU out of memory. Tried to allocate 72.00 MiB (NPU 0; 61.27 GiB total capacity; 56.05 GiB already allocated; 56.05 GiB current active; 5.04 MiB free; 58.39 GiB reserved in total by PyTorch).If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.")
     assert new.template == "npu_26" and classify(new) == "oom_fragmentation"  # sglang#29838: 2.34 GiB cached gap > 72 MiB
 

@@ -14,10 +14,9 @@ PASTES = load_yaml("pastes.yaml")["pastes"]
 
 
 @pytest.mark.parametrize("case", PASTES, ids=[p["file"] for p in PASTES])
-@pytest.mark.parametrize("use_kb", [False, True], ids=["signals", "with-kb"])
-def test_paste(case, use_kb):
+def test_paste(case):
     out = io.StringIO()
-    rc = run_triage([str(DATA / case["file"])], fmt="json", out=out, err=io.StringIO(), use_kb=use_kb)
+    rc = run_triage([str(DATA / case["file"])], fmt="json", out=out, err=io.StringIO())
     data = json.loads(out.getvalue())
     assert rc == 1, case["source"]
     first = data["incidents"][0]
@@ -26,15 +25,14 @@ def test_paste(case, use_kb):
         assert first["role"] == case["role"]
     fix = first["fix"]
     assert fix["text"] and fix["commands"], case["source"]
-    if not use_kb:
-        blob = fix["text"] + " " + " ".join(fix["commands"])
-        assert any(word.lower() in blob.lower() for word in case["fix_mentions"]), (case["source"], blob)
+    blob = fix["text"] + " " + " ".join(fix["commands"])
+    assert any(word.lower() in blob.lower() for word in case["fix_mentions"]), (case["source"], blob)
     assert first["evidence"] and all(e["line"] >= 1 for e in first["evidence"])
 
 
 def test_paste_from_stdin():
     raw = (DATA / "vllm_ascend_12776_plog216.log").read_bytes()
     out = io.StringIO()
-    rc = run_triage(["-"], fmt="json", out=out, err=io.StringIO(), stdin=io.BytesIO(raw), use_kb=False)
+    rc = run_triage(["-"], fmt="json", out=out, err=io.StringIO(), stdin=io.BytesIO(raw))
     data = json.loads(out.getvalue())
     assert rc == 1 and data["incidents"][0]["evidence"][0]["file"] == "<stdin>"

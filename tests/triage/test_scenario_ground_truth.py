@@ -16,7 +16,7 @@ from runtime_sim.host import run
 from runtime_sim.scenarios import load_all
 
 SCENARIOS = [s for s in load_all() if s.workload is not None]
-KNOWLEDGE = {"with-kb": Knowledge(), "signals": Knowledge(use_kb=False)}
+KNOWLEDGE = {"with-kb": Knowledge()}
 
 
 def test_the_catalog_has_runtime_scenarios_with_ground_truth():

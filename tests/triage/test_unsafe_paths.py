@@ -85,15 +85,29 @@ def test_the_top_directory_may_itself_be_a_symlink(tmp_path):
     assert _skipped(walk) == {"debug_link": "symlink loop (directory already read)"}
 
 
-def test_file_symlinks_leaving_the_tree_are_read_unless_they_lead_into_proc(tmp_path):
+def test_file_symlinks_leaving_the_tree_are_skipped_and_listed(tmp_path):
     top = _tree(tmp_path)
-    outside = tmp_path / "console.txt"
+    outside = tmp_path / "secret.txt"  # another user's private file, say
     outside.write_bytes(PLOG)
+    os.chmod(outside, 0o600)
     os.symlink(str(outside), str(top / "console.txt"))
     os.symlink("/proc/self/status", str(top / "status.log"))
+    (top / "inside.txt").write_bytes(b"x\n")
+    os.symlink(str(top / "inside.txt"), str(top / "inside_link.txt"))  # stays in the tree: read once
     walk = walk_inputs([str(top)])
-    assert sorted(os.path.basename(s.display) for s in walk.sources) == ["console.txt", PLOG_NAME]
-    assert "kernel pseudo-filesystem" in _skipped(walk)["status.log"]
+    assert sorted(os.path.basename(s.display) for s in walk.sources) == ["inside.txt", PLOG_NAME]
+    skipped = _skipped(walk)
+    assert skipped["console.txt"] == "symlink leaves the given directory"
+    assert "kernel pseudo-filesystem" in skipped["status.log"]
+
+
+def test_a_file_symlink_named_on_the_command_line_is_read_as_given(tmp_path):
+    outside = tmp_path / "elsewhere" / "console.txt"
+    outside.parent.mkdir()
+    outside.write_bytes(PLOG)
+    os.symlink(str(outside), str(tmp_path / "link.txt"))
+    walk = walk_inputs([str(tmp_path / "link.txt")])
+    assert [s.display for s in walk.sources] == [str(tmp_path / "link.txt")]
 
 
 @pytest.mark.parametrize("path", ["/proc/self", "/proc/self/status", "/sys", "/dev"])
@@ -108,7 +122,7 @@ def test_pseudo_filesystems_on_the_command_line_are_skipped(path):
 
 def test_proc_self_from_the_cli_is_one_line_and_exit_2():
     out, err = io.StringIO(), io.StringIO()
-    rc = run_triage(["/proc/self"], out=out, err=err, use_kb=False)
+    rc = run_triage(["/proc/self"], out=out, err=err)
     assert rc == 2 and out.getvalue() == ""
     (line,) = err.getvalue().splitlines()
     assert line.startswith("ascend-doctor triage: no readable log text in /proc/self (skipped: /proc/self: in /proc")
@@ -153,7 +167,7 @@ def test_a_fifo_named_on_the_command_line_is_refused(tmp_path):
     fifo = tmp_path / "pipe.log"
     os.mkfifo(str(fifo))
     out, err = io.StringIO(), io.StringIO()
-    rc = run_triage([str(fifo)], fmt="json", out=out, err=err, use_kb=False)
+    rc = run_triage([str(fifo)], fmt="json", out=out, err=err)
     assert rc == 2 and "a named pipe (FIFO)" in err.getvalue()
     assert json.loads(out.getvalue())["stats"]["skipped"][0]["reason"] == "not a regular file: a named pipe (FIFO)"
 

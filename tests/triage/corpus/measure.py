@@ -1,0 +1,112 @@
+"""Triage every case of the real-failure corpus and measure it, per part (PROTOCOL.md).
+
+    python -m tests.triage.corpus.measure [--part dev|test] [--misses]
+
+prints top-1 category accuracy, the rate of "no incidents", and the confusion matrix for
+each part. The test part is for measuring only: read its misses to record them, never to
+write a rule (PROTOCOL.md, "The split").
+"""
+from __future__ import annotations
+
+import io
+import json
+import sys
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from split import part as part_of  # noqa: E402
+
+CATEGORIES = ("driver_init", "env_path", "version_mismatch", "unsupported_op", "oom_capacity", "oom_fragmentation",
+              "hccl_comm", "device_busy_permission", "aicore_exec", "other")
+
+
+@dataclass
+class Outcome:
+    case: Dict[str, str]
+    part: str
+    got: str  # a category, or "none"
+    title: str
+    kb: Optional[str]
+    runner_up: Optional[str]
+
+    @property
+    def right(self) -> bool:
+        return self.got == self.case["category"]
+
+
+def load_cases() -> List[Dict[str, str]]:
+    cases: List[Dict[str, str]] = []
+    for path in sorted((HERE / "cases").glob("*.yaml")):
+        for case in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
+            case["file"] = path.name
+            cases.append(case)
+    return cases
+
+
+def triage_case(case: Dict[str, str]) -> Outcome:
+    from ascend_doctor.commands.triage import run_triage
+
+    out = io.StringIO()
+    run_triage(["-"], fmt="json", out=out, err=io.StringIO(), stdin=io.BytesIO(case["paste"].encode("utf-8")))
+    doc = json.loads(out.getvalue() or "{}")
+    incidents = doc.get("incidents") or []
+    if not incidents:
+        return Outcome(case, part_of(case["url"]), "none", "", None, None)
+    top = incidents[0]
+    runner = (top.get("runner_up") or {}).get("category")
+    return Outcome(case, part_of(case["url"]), top["category"], top["title"], top.get("kb"), runner)
+
+
+def measure(cases: Optional[List[Dict[str, str]]] = None) -> List[Outcome]:
+    return [triage_case(c) for c in (cases if cases is not None else load_cases())]
+
+
+def summary(outcomes: List[Outcome], part: str) -> Dict[str, object]:
+    mine = [o for o in outcomes if o.part == part]
+    n = len(mine)
+    right = sum(o.right for o in mine)
+    none = sum(o.got == "none" for o in mine)
+    confusion: Dict[str, Counter] = defaultdict(Counter)
+    for o in mine:
+        confusion[o.case["category"]][o.got] += 1
+    return {"part": part, "cases": n, "right": right, "accuracy": right / n if n else 0.0,
+            "none": none, "none_rate": none / n if n else 0.0, "confusion": confusion}
+
+
+def render(s: Dict[str, object]) -> str:
+    lines = [f"{s['part']}: {s['right']}/{s['cases']} top-1 category right ({100 * s['accuracy']:.1f} %), "
+             f"'no incidents' on {s['none']} ({100 * s['none_rate']:.1f} %)"]
+    confusion = s["confusion"]
+    cols = list(CATEGORIES) + ["none"]
+    short = {c: c.replace("device_busy_permission", "busy").replace("version_mismatch", "version")
+             .replace("unsupported_op", "unsupp").replace("oom_fragmentation", "oom_frag").replace("oom_capacity", "oom_cap")
+             .replace("driver_init", "driver").replace("aicore_exec", "aicore").replace("hccl_comm", "hccl") for c in cols}
+    lines.append("  want \\ got   " + " ".join(f"{short[c]:>8}" for c in cols))
+    for want in CATEGORIES:
+        row = confusion.get(want)
+        if not row:
+            continue
+        lines.append(f"  {short[want]:<12} " + " ".join(f"{row.get(c, 0) or '.':>8}" for c in cols))
+    return "\n".join(lines)
+
+
+def main(argv: List[str]) -> int:
+    outcomes = measure()
+    parts = [argv[argv.index("--part") + 1]] if "--part" in argv else ["dev", "test"]
+    for p in parts:
+        print(render(summary(outcomes, p)))
+        if "--misses" in argv:
+            for o in outcomes:
+                if o.part == p and not o.right:
+                    print(f"  MISS {o.case['id']}: want {o.case['category']} got {o.got} ({o.kb or o.title})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
