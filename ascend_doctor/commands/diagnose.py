@@ -110,10 +110,12 @@ def run_diagnose(
         logs += sim_logs
         profile += sim_profile
 
+    trusted = bool(sim)  # the doctor built that tree itself; a --root tree's programs do not run
+
     def host():
         from .common import make_host
 
-        return make_host(root, env_file)
+        return make_host(root, env_file, trust_root=trusted)
 
     ev = Evidence(host, logs, profile, baseline, timeout=timeout)
     if root is not None or env_file is not None:

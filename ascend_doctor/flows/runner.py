@@ -395,6 +395,8 @@ def pick_symptom(ev: Evidence) -> Tuple[str, str]:
         if incidents:
             first = incidents[0]
             symptom = CATEGORY_SYMPTOM.get(first.get("category"))
+            if str(first.get("kb") or "").startswith("oom."):
+                symptom = "oom"  # memory held by another process is device_busy_permission, but the symptom is an OOM
             if symptom:
                 return symptom, f"the logs' root incident is {first.get('category')}: {_short(first.get('title', ''), 120)}"
         oom = ev.oom()

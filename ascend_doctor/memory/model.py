@@ -59,6 +59,8 @@ class Diagnosis:
     def category(self) -> Optional[str]:
         if self.verdict == "none":
             return None
+        if self.verdict == "external":
+            return "device_busy_permission"  # someone else holds the device's memory (memory.rules.Decision)
         return "oom_fragmentation" if self.verdict == "oom_fragmentation" else "oom_capacity"
 
     @property

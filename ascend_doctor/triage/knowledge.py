@@ -18,7 +18,6 @@ up once.
 from __future__ import annotations
 
 import re
-import string
 from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
@@ -136,7 +135,10 @@ class Knowledge:
         if any(m.entry.role == "advisory" for m in failures):
             role = "advisory"  # the line is a warning the job survived, whatever else it names
         elif role == "root" and _NAMES_PEER.search(ev.match_text) and any(m.entry.role == "symptom" for m in failures):
-            role = "symptom"  # a rank that timed out, quoting HCCL's verdict on another rank: the cause is there
+            # a rank that timed out, quoting HCCL's verdict on another rank: the cause is there, and
+            # this rank's own story is its wait
+            role = "symptom"
+            best = next(m for m in failures if m.entry.role == "symptom")
         same = [m for m in failures if m.entry.category == best.entry.category]
         weight = max((m.entry.triage_weight for m in same if _KB_ROLE.get(m.entry.role) == role or role == "advisory"),
                      default=best.entry.triage_weight)
@@ -159,18 +161,15 @@ class Knowledge:
         return bool(self.kb.explains(cause_id, effect_id))
 
 
-class _Blank(dict):
-    def __missing__(self, key: str) -> str:
-        return "{" + key + "}"
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
 def _fill(template: str, values: Dict[str, str]) -> str:
-    if "{" not in template:
+    """Put captured and table values into ``{name}`` placeholders; any other brace (a Go template
+    in a docker command, JSON) is left as it is."""
+    if "{" not in template or not values:
         return template
-    try:
-        return string.Formatter().vformat(template, (), _Blank(values))
-    except (ValueError, IndexError):
-        return template
+    return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]) if values.get(m.group(1)) is not None else m.group(0), template)
 
 
 def _verdict(entry: Any, role: str, weight: int, captures: Dict[str, str], confidence: str,

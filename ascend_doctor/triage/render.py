@@ -13,9 +13,23 @@ from .incidents import Incident
 _DETAIL_MAX = 220
 
 
+def _matching_line(inc: Incident) -> Optional[str]:
+    """Of the lines merged into the headline, the first one the incident's own rule matches."""
+    v = inc.verdict
+    if v.kb_id is None or len(inc.headline.evidence) < 2:
+        return None
+    from .. import kb
+
+    base = kb.load()
+    for _, text in inc.headline.evidence:
+        if any(m.entry.id == v.kb_id for m in base.match(text)):
+            return text
+    return None
+
+
 def root_cause_line(inc: Incident) -> str:
     """One line: what failed, with the detail that identifies it."""
-    detail = inc.headline.first_error or inc.headline.text
+    detail = _matching_line(inc) or inc.headline.first_error or inc.headline.text
     detail = strip_source(detail).strip()
     if inc.synthetic:
         return inc.verdict.cause

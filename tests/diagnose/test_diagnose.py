@@ -190,7 +190,7 @@ DATA = Path(__file__).resolve().parents[1]
 
 @pytest.mark.parametrize("log, source, symptom, cause, path", [
     ("oom/data/vllm_ascend_19_worker.log", "https://github.com/vllm-project/vllm-ascend/issues/19",
-     "oom", "oom_capacity", ["stranded=ruled_out", "capacity=ruled_out", "held_outside=confirmed"]),
+     "oom", "device_busy_permission", ["stranded=ruled_out", "capacity=ruled_out", "held_outside=confirmed"]),
     ("oom/data/vllm_ascend_1987_env_and_oom.log", "https://github.com/vllm-project/vllm-ascend/issues/1987",
      "oom", "oom_capacity", ["stranded=ruled_out", "capacity=confirmed"]),
     ("triage/data/llamafactory_4135_fallback_ranks.log", "https://github.com/hiyouga/LlamaFactory/issues/4135",

@@ -79,7 +79,7 @@ def test_a_setting_torch_npu_refuses_is_shown_refused():
 
 @pytest.mark.parametrize("content, message", [
     (None, "no such file"),
-    ("{not json", "not valid JSON"),
+    ("{not json", "not JSON"),
     (json.dumps({"segments": [], "device_traces": [[]]}), "no allocation history"),
     (json.dumps({"events": [["alloc", "a", 10]]}), "device size is not known"),
     (json.dumps({"events": [["grow", "a", 10]], "device_capacity_bytes": 100}), "expected \\[op, key"),
