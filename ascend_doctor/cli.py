@@ -70,7 +70,7 @@ def check(
     npu_smi: Optional[str] = NPU_SMI_FILE_OPT,
     verbose: int = typer.Option(0, "-v", "--verbose", count=True, help="Show evidence, timings and skipped checks."),
     json_out: bool = JSON_OPT,
-    fmt: str = FORMAT_OPT,
+    fmt: str = typer.Option("text", "--format", help="text | json | md | prometheus (gauges for node_exporter's textfile collector)"),
 ) -> None:
     """Check the driver, devices, CANN toolkit, environment and Python stack."""
     from .commands.check import run_check
@@ -96,10 +96,10 @@ def check(
 
 @app.command()
 def triage(
-    paths: List[str] = typer.Argument(..., help="Log files, directories (~/ascend/log trees, several ranks), .gz/.tar.gz, or - for stdin.", metavar="PATH..."),
+    paths: List[str] = typer.Argument(..., help="Log files, directories (~/ascend/log trees, several ranks), .gz/.tar.gz, bundles, or - for stdin.", metavar="PATH..."),
     verbose: int = typer.Option(0, "-v", "--verbose", count=True, help="Every incident with all its evidence."),
     json_out: bool = JSON_OPT,
-    fmt: str = FORMAT_OPT,
+    fmt: str = typer.Option("text", "--format", help="text | json | md | html (one self-contained page: a timeline per rank)"),
 ) -> None:
     """Name the root cause of a failure from plogs, device logs and console output."""
     from .commands.triage import run_triage
@@ -131,7 +131,7 @@ def oom(
     torch_npu: Optional[str] = typer.Option(None, "--torch-npu", help="torch_npu version, to say which allocator settings it has (2.1.0.post13, 7.2.0).", metavar="V"),
     alloc_conf: Optional[str] = typer.Option(None, "--alloc-conf", help="PYTORCH_NPU_ALLOC_CONF the job ran with (default: what the log shows).", metavar="S"),
     json_out: bool = JSON_OPT,
-    fmt: str = FORMAT_OPT,
+    fmt: str = typer.Option("text", "--format", help="text | json | md | prometheus (verdict, fragmentation ratios, bytes) | html (with --snapshot: the pool's segments and blocks)"),
 ) -> None:
     """Out of memory: capacity, fragmentation of the caching pool, or memory held by someone else? With the fix.
 
@@ -145,8 +145,38 @@ def oom(
         extra = (["--json"] if json_out else []) + (["--format", fmt] if fmt != "text" else [])
         oom_tools(args=list(text) + extra, prog_name="ascend-doctor oom", standalone_mode=True)
 
+    if fmt in ("prometheus", "html") and not json_out:
+        _call(_oom_rendered, run_oom, fmt, " ".join(text) if text else None, files=file, stats=stats, snapshot=snapshot,
+              npu_smi=npu_smi, device=device, pid=pid, torch_npu=torch_npu, alloc_conf=alloc_conf)
     _call(run_oom, " ".join(text) if text else None, files=file, stats=stats, snapshot=snapshot, npu_smi=npu_smi,
           device=device, pid=pid, torch_npu=torch_npu, alloc_conf=alloc_conf, fmt=fmt, json_flag=json_out)
+
+
+def _oom_rendered(run_oom: Callable[..., int], fmt: str, text: Optional[str], **kwargs) -> int:
+    """oom --format prometheus|html: the JSON analysis rendered as gauges or as a page (with
+    the snapshot's segments and blocks drawn when --snapshot is given)."""
+    import io
+    import json
+
+    buf = io.StringIO()
+    code = run_oom(text, fmt="json", json_flag=True, out=buf, **kwargs)
+    if not buf.getvalue().strip():
+        return code
+    doc = json.loads(buf.getvalue())
+    if fmt == "prometheus":
+        from .report.prometheus import render_oom
+
+        sys.stdout.write(render_oom(doc))
+        return code
+    from .report.html import oom_html
+
+    segments = None
+    if kwargs.get("snapshot") and kwargs["snapshot"] != "-":  # stdin was read by the analysis
+        from .memory.snapshot import load_snapshot
+
+        segments = load_snapshot(kwargs["snapshot"], kwargs.get("device")).segments
+    sys.stdout.write(oom_html(doc, segments))
+    return code
 
 
 @app.command()
@@ -282,6 +312,40 @@ def profile(
     from .commands.profile import run_profile
 
     _call(run_profile, paths, fmt=fmt, json_flag=json_out, verbose=verbose)
+
+
+@app.command()
+def bundle(
+    output: Optional[str] = typer.Option(None, "-o", "--output", help="Archive to write (default: ascend-doctor-bundle-<time>.tar.gz here).", metavar="FILE.tar.gz"),
+    root: Optional[Path] = ROOT_OPT,
+    env_file: Optional[Path] = ENV_FILE_OPT,
+    sim: Optional[str] = typer.Option(None, "--sim", help="Bundle a simulated host (a runtime scenario also runs its job).", metavar="SCENARIO"),
+    logs: Optional[List[str]] = typer.Option(None, "--logs", help="Also bundle this console capture or log directory (repeatable).", metavar="PATH"),
+    no_redact: bool = typer.Option(False, "--no-redact", help="Keep host names, addresses, user names, serials and secrets as found."),
+    python: Optional[str] = typer.Option(None, "--python", help="Target interpreter (default: python3 on the judged PATH).", metavar="PATH"),
+    timeout: float = typer.Option(8.0, "--timeout", help="Seconds npu-smi may take before it is killed and reported.", metavar="SECONDS"),
+    trust_root: bool = TRUST_ROOT_OPT,
+    json_out: bool = JSON_OPT,
+    fmt: str = FORMAT_OPT,
+) -> None:
+    """One redacted .tar.gz for a bug report: check, compat, triage of the newest logs, the raw files read, a manifest and a Markdown summary."""
+    from .commands.bundle import run_bundle
+
+    _call(run_bundle, output=output, root=root, env_file=env_file, sim=sim, logs=logs, redact=not no_redact,
+          python=python, timeout=timeout, trust_root=trust_root, fmt=fmt, json_flag=json_out)
+
+
+@app.command()
+def fleet(
+    reports: List[str] = typer.Argument(..., help="Nodes' `check --json` files, bundles, or directories of them.", metavar="REPORT..."),
+    verbose: int = typer.Option(0, "-v", "--verbose", count=True, help="Also each failing check's summary and the report file."),
+    json_out: bool = JSON_OPT,
+    fmt: str = FORMAT_OPT,
+) -> None:
+    """Many nodes: the majority stack, what differs on each node (driver, firmware, CANN, torch_npu, NPUs, health, checks), and which to fix first."""
+    from .commands.fleet import run_fleet
+
+    _call(run_fleet, reports, fmt=fmt, json_flag=json_out, verbose=verbose)
 
 
 def main() -> None:

@@ -144,6 +144,10 @@ class Facts:
                 self._cache[key] = compute()
             return self._cache[key]
 
+    def known(self, key: str) -> bool:
+        """Whether the fact ``key`` (driver, npu_smi, python_stack, ...) has been gathered."""
+        return key in self._cache
+
     def prefetch(self, keys: List[str]) -> None:
         """Start slow facts in background threads so checks find them ready."""
         for key in keys:

@@ -29,7 +29,7 @@ def log_root(ctx: Context) -> Optional[str]:
     return f"{home.rstrip('/')}/ascend/log" if home else None
 
 
-def recent_log_files(ctx: Context, root: str) -> List[Tuple[str, int]]:
+def recent_log_files(ctx: Context, root: str, processes: int = RECENT_PROCESSES) -> List[Tuple[str, int]]:
     """(path, size) of the newest processes' log files under ``root``, newest process first."""
     from ..parsers.plog import parse_plog_file_name
 
@@ -51,7 +51,7 @@ def recent_log_files(ctx: Context, root: str) -> List[Tuple[str, int]]:
                 newest, files = by_pid.get(meta.pid, ("", []))
                 files.append((path, st.size))
                 by_pid[meta.pid] = (max(newest, meta.created), files)
-    ranked = sorted(by_pid.values(), key=lambda v: v[0], reverse=True)[:RECENT_PROCESSES]
+    ranked = sorted(by_pid.values(), key=lambda v: v[0], reverse=True)[:processes]
     return [f for _, files in ranked for f in sorted(files)]
 
 

@@ -28,7 +28,25 @@ def host_info(host: Host, facts) -> Dict[str, Any]:
         import socket
 
         info["hostname"] = socket.gethostname()
+    if facts is not None:
+        stack = known_stack(facts)
+        if stack:
+            info["stack"] = stack
     return info
+
+
+# which fact each stack component comes from: only facts the run already gathered are used
+_STACK_FACTS = {"driver": ("driver",), "firmware": ("firmware",), "cann": ("toolkit",), "chip": ("npu_smi",),
+                "python": ("python_stack",), "torch": ("python_stack",), "torch_npu": ("python_stack",)}
+
+
+def known_stack(facts) -> Dict[str, str]:
+    """{component: version} of the judged stack, from the facts the checks gathered (no new
+    command is run for it: a `check --only env` reports no npu-smi chip)."""
+    from ..checks.compat_checks import stack_from_facts
+
+    comps = [c for c, keys in _STACK_FACTS.items() if all(facts.known(k) for k in keys)]
+    return stack_from_facts(facts, comps) if comps else {}
 
 
 def exit_code(findings: List[Finding], fail_on: str) -> int:
@@ -52,7 +70,7 @@ def run_check(
     trust_root: bool = False,
     npu_smi: Optional[str] = None,
 ) -> int:
-    fmt = output_format(fmt, json_flag)
+    fmt = "prometheus" if fmt == "prometheus" and not json_flag else output_format(fmt, json_flag)
     if tier not in ("quick", "deep"):
         raise UsageError(f"--tier {tier}: choose quick or deep")
     if fail_on not in FAIL_ON:
@@ -86,6 +104,10 @@ def run_check(
         info["trusted"] = False
     if fmt == "json":
         sys.stdout.write(json.dumps(check_report.to_json(run.findings, info, run.duration_s), indent=2) + "\n")
+    elif fmt == "prometheus":
+        from ..report import prometheus
+
+        sys.stdout.write(prometheus.render(run.findings, info, run.duration_s))
     elif fmt == "md":
         sys.stdout.write(check_report.render_markdown(run.findings, info, run.duration_s))
     else:

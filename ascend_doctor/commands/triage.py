@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from typing import BinaryIO, List, Optional, TextIO
 
-FORMATS = ("text", "json", "md")
+FORMATS = ("text", "json", "md", "html")
 
 
 def run_triage(
@@ -58,6 +58,10 @@ def run_triage(
         out.write(render.render_json(report) + "\n")
     elif fmt == "md":
         out.write(render.render_md(report))
+    elif fmt == "html":
+        from ..report.html import triage_html
+
+        out.write(triage_html(render.to_json(report)))
     else:
         out.write(render.render_text(report, verbose=verbose))
     return 1 if report.incidents else 0

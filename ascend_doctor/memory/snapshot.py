@@ -73,6 +73,7 @@ class SegmentView:
     live_blocks: int = 0
     free_blocks: List[int] = field(default_factory=list)  # may be shared with other segments: never mutated
     largest: Optional[int] = None  # max(free_blocks), computed once per shared list
+    blocks: List[Tuple[int, str]] = field(default_factory=list)  # (size, allocated|pending|free) in address order; shared too
 
     @property
     def largest_free(self) -> int:
@@ -188,12 +189,14 @@ def _frame_text(frames: Any) -> Optional[str]:
     return f"{picked.get('filename', '?')}:{picked.get('line', '?')} in {picked.get('name', '?')}"
 
 
-def _blocks(blocks: List[Any], index: int) -> Tuple[int, int, int, int, List[int], int, bool, int]:
-    """(allocated, pending, free, live blocks, free block sizes, requested, has_requested) of one
-    block list; computed once per list object however many segments share it."""
+def _blocks(blocks: List[Any], index: int) -> Tuple[int, int, int, int, List[int], int, bool, int, List[Tuple[int, str]]]:
+    """(allocated, pending, free, live blocks, free block sizes, requested, has_requested, largest
+    free block, (size, state) of each block in order) of one block list; computed once per list
+    object however many segments share it."""
     allocated = pending = free = live = requested = 0
     has_requested = True
     free_blocks: List[int] = []
+    order: List[Tuple[int, str]] = []
     for b in blocks:
         if not isinstance(b, dict) or "size" not in b or "state" not in b:
             raise MemoryInputError(f"not a memory snapshot: a block of segment {index} lacks size/state")
@@ -201,6 +204,7 @@ def _blocks(blocks: List[Any], index: int) -> Tuple[int, int, int, int, List[int
         state = STATES.get(str(b["state"])[:64])
         if state is None:
             raise MemoryInputError(f"not a memory snapshot: unknown block state {str(b['state'])[:40]!r}")
+        order.append((size, state))
         if state == "allocated":
             allocated += size
             live += 1
@@ -214,7 +218,7 @@ def _blocks(blocks: List[Any], index: int) -> Tuple[int, int, int, int, List[int
         else:
             free += size
             free_blocks.append(size)
-    return allocated, pending, free, live, free_blocks, requested, has_requested, max(free_blocks, default=0)
+    return allocated, pending, free, live, free_blocks, requested, has_requested, max(free_blocks, default=0), order
 
 
 def _segment(raw: Any, index: int, seen: Optional[Seen] = None) -> Tuple[Optional[int], SegmentView]:
@@ -234,10 +238,10 @@ def _segment(raw: Any, index: int, seen: Optional[Seen] = None) -> Tuple[Optiona
         expandable=bool(raw.get("is_expandable", False)),
     )
     seen = seen or Seen()
-    allocated, pending, free, live, free_blocks, requested, has_requested, largest = seen.once(
+    allocated, pending, free, live, free_blocks, requested, has_requested, largest, order = seen.once(
         blocks, lambda bl: _blocks(bl, index))
     seg.allocated, seg.pending, seg.free, seg.live_blocks = allocated, pending, free, live
-    seg.free_blocks, seg.largest = free_blocks, largest  # shared, not copied
+    seg.free_blocks, seg.largest, seg.blocks = free_blocks, largest, order  # shared, not copied
     seg.requested = requested if has_requested and seg.allocated else (0 if has_requested else None)
     return (device if isinstance(device, int) else None), seg
 

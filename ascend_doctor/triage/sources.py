@@ -21,6 +21,7 @@ unpacked to disk.
 """
 from __future__ import annotations
 
+import io
 import os
 import stat
 import sys
@@ -232,10 +233,24 @@ def tar_members(src: Source, walk: Walk) -> Iterator[Tuple[Source, BinaryIO]]:
         return
     budget = Budget()
     report = TarReport(budget)
+    logs_only: Optional[str] = None  # an ascend-doctor bundle: only the logs it holds are triaged
+    first = True
     try:
         for member, stream in tar_entries(fh, budget, report):
+            head: Optional[bytes] = None
+            if first:
+                first = False
+                if member.name.endswith("/manifest.json") and member.size <= (8 << 20):
+                    from ..bundle.archive import bundle_manifest
+
+                    head = stream.read()
+                    if bundle_manifest(member.name, head) is not None:
+                        logs_only = member.name.split("/", 1)[0] + "/logs/"
+                        continue
+            if logs_only is not None and not member.name.startswith(logs_only):
+                continue
             name = member.name.rsplit("/", 1)[-1]
-            reader: BinaryIO = stream  # type: ignore[assignment]
+            reader: BinaryIO = io.BytesIO(head) if head is not None else stream  # type: ignore[assignment]
             ext = next((e for e in _COMPRESSED if name.lower().endswith(e)), None)
             if ext:
                 reader = DecompressedStream(stream, _COMPRESSED[ext], budget)  # type: ignore[arg-type,assignment]

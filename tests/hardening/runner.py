@@ -3,16 +3,18 @@
 The child gets an address-space limit (RLIMIT_AS) so that an input that would still
 allocate without bound fails inside the limit instead of taking the machine down.
 
-The child is started by a small launcher process, not forked from the test process: Linux
-records the memory a process had before exec in its ru_maxrss, so a child forked from a
-pytest worker that already loaded torch would report the worker's size, not its own.
+Linux counts the pages a forked child shares with its parent towards the child's peak, and
+that peak survives exec: a program forked straight from a large pytest worker would report
+the worker's size (the worker grows with whatever tests ran in it before). So a small
+launcher interpreter is started first; it forks the measured program, waits for it and
+writes that process's own ru_maxrss to a file.
 """
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -36,20 +38,25 @@ class Outcome:
         return self.stdout + self.stderr
 
 
-# fork + exec the case from a fresh, small interpreter; report the child's own rusage on fd N
 _LAUNCHER = r"""
-import json, os, resource, sys
-fd, argv = int(sys.argv[1]), json.loads(sys.argv[2])
-resource.setrlimit(resource.RLIMIT_AS, (%d, %d))
+import os, resource, signal, sys
+limit, report = int(sys.argv[1]), sys.argv[2]
 pid = os.fork()
 if pid == 0:
-    os.close(fd)
-    os.execv(argv[0], argv)
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        os.execv(sys.argv[3], sys.argv[3:])
+    finally:
+        os._exit(127)
 _, status, usage = os.wait4(pid, 0)
-os.write(fd, json.dumps({"status": status, "maxrss": usage.ru_maxrss}).encode())
-os.close(fd)
-sys.exit(os.waitstatus_to_exitcode(status) & 0xFF)
-""" % (AS_LIMIT, AS_LIMIT)
+with open(report, "w") as fh:
+    fh.write(str(usage.ru_maxrss))
+code = os.waitstatus_to_exitcode(status)
+if code < 0:
+    signal.signal(-code, signal.SIG_DFL)
+    os.kill(os.getpid(), -code)
+sys.exit(code)
+"""
 
 
 def run_case(case: Case, timeout: float = 120.0, cwd: Optional[str] = None) -> Outcome:
@@ -60,12 +67,12 @@ def run_case(case: Case, timeout: float = 120.0, cwd: Optional[str] = None) -> O
     env = dict(os.environ)
     env.pop("ASCEND_DOCTOR_DEBUG", None)
     env.update(case.env or {})
+    fd, report = tempfile.mkstemp(prefix="rss-")
+    os.close(fd)
+    argv = [sys.executable, "-c", _LAUNCHER, str(AS_LIMIT), report, *argv]
     start = time.monotonic()
-    report_r, report_w = os.pipe()
-    proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(report_w), json.dumps(argv)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
-                            pass_fds=(report_w,), start_new_session=True)
-    os.close(report_w)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
+                            start_new_session=True)
     chunks = {"out": [], "err": []}
     pumps = [threading.Thread(target=lambda p=pipe, k=key: chunks[k].append(p.read()), daemon=True)
              for pipe, key in ((proc.stdout, "out"), (proc.stderr, "err"))]
@@ -82,16 +89,15 @@ def run_case(case: Case, timeout: float = 120.0, cwd: Optional[str] = None) -> O
             break
         time.sleep(0.01)
     seconds = time.monotonic() - start
-    with os.fdopen(report_r, "rb") as fh:
-        raw = fh.read()
-    try:
-        report = json.loads(raw)
-        child_status, maxrss_kb = report["status"], report["maxrss"]
-    except (ValueError, KeyError):  # the launcher was killed (timeout): judge what it reported of itself
-        child_status, maxrss_kb = status, usage.ru_maxrss
-    proc.returncode = os.waitstatus_to_exitcode(child_status)
+    proc.returncode = os.waitstatus_to_exitcode(status)
     for t in pumps:
         t.join(10)
     out = b"".join(chunks["out"]).decode("utf-8", "replace")
     err = b"".join(chunks["err"]).decode("utf-8", "replace")
-    return Outcome(proc.returncode, out, err, maxrss_kb / 1024.0, seconds)
+    try:
+        with open(report) as fh:
+            text = fh.read().strip()
+    finally:
+        os.unlink(report)
+    max_rss_kb = int(text) if text.isdigit() else usage.ru_maxrss  # killed at the timeout: the launcher's figure
+    return Outcome(proc.returncode, out, err, max_rss_kb / 1024.0, seconds)
