@@ -1,4 +1,4 @@
-"""Run one Case in a child process: exit code, output, peak memory (ru_maxrss) and seconds.
+"""Run one Case in a child process: exit code, output, peak memory (VmHWM) and seconds.
 
 The child gets an address-space limit (RLIMIT_AS) so that an input that would still
 allocate without bound fails inside the limit instead of taking the machine down.
@@ -9,12 +9,15 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from typing import Optional
 
 from .hostile import Case
+
+PEAK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peak.py")
 
 AS_LIMIT = 2 << 30  # a guard against runaways; the real bound is checked on ru_maxrss
 
@@ -37,15 +40,20 @@ def _limit() -> None:
 
 
 def run_case(case: Case, timeout: float = 120.0, cwd: Optional[str] = None) -> Outcome:
+    peak = os.path.join(tempfile.mkdtemp(prefix="peak-"), "kb")
     if case.program == "doctor":
-        argv = [sys.executable, "-m", "ascend_doctor", *case.argv]
+        argv = [sys.executable, PEAK, "ascend_doctor", *case.argv]
     else:
-        argv = [sys.executable, *case.argv]
+        assert case.argv[0] == "-m", case.argv
+        argv = [sys.executable, PEAK, *case.argv[1:]]
     env = dict(os.environ)
     env.pop("ASCEND_DOCTOR_DEBUG", None)
     env.update(case.env or {})
+    env["PEAK_FILE"] = peak
     start = time.monotonic()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
+    # a directory that exists: an earlier test in this worker may have left the process in a
+    # temporary directory that is gone, and Python cannot start -m from there
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd or tempfile.gettempdir(),
                             preexec_fn=_limit, start_new_session=True)
     chunks = {"out": [], "err": []}
     pumps = [threading.Thread(target=lambda p=pipe, k=key: chunks[k].append(p.read()), daemon=True)
@@ -53,7 +61,7 @@ def run_case(case: Case, timeout: float = 120.0, cwd: Optional[str] = None) -> O
     for t in pumps:
         t.start()
     status, usage = 0, None
-    while True:  # wait4, not wait: it hands back this child's own peak memory
+    while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             break
@@ -68,4 +76,9 @@ def run_case(case: Case, timeout: float = 120.0, cwd: Optional[str] = None) -> O
         t.join(10)
     out = b"".join(chunks["out"]).decode("utf-8", "replace")
     err = b"".join(chunks["err"]).decode("utf-8", "replace")
-    return Outcome(proc.returncode, out, err, usage.ru_maxrss / 1024.0, seconds)
+    try:
+        with open(peak) as fh:
+            peak_mb = int(fh.read()) / 1024.0
+    except (OSError, ValueError):
+        peak_mb = float("nan")  # killed before exit: the caller sees the exit code
+    return Outcome(proc.returncode, out, err, peak_mb, seconds)
