@@ -49,18 +49,23 @@ _MAX_LONG4 = 1 << 10  # bytes of one LONG4 integer (8192 bits)
 _MAX_TEXT_NUMBER = 64
 
 
-def _tables():
-    fixed = [-1] * 256  # plain fixed-size opcodes: bytes to skip
-    short = [False] * 256  # 1-byte length, then that many bytes (cannot be hostile)
+_SHORT_COUNT = -2  # a 1-byte length, then that many bytes (cannot be hostile)
+_SLOW = -1
+
+
+def _table():
+    """Per opcode byte: bytes to skip for plain fixed-size opcodes (MEMOIZE included: it has
+    no argument), _SHORT_COUNT, or _SLOW for what must be looked at."""
+    table = [_SLOW] * 256
     for code, (kind, size) in _LAYOUT.items():
-        if kind == "fixed" and code not in (_BINPUT, _LONG_BINPUT, _MEMOIZE, _FRAME, _STOP) and code not in _REFUSED:
-            fixed[code] = size
+        if kind == "fixed" and code not in (_BINPUT, _LONG_BINPUT, _FRAME, _STOP) and code not in _REFUSED:
+            table[code] = size
         elif kind == "count" and size == 1:
-            short[code] = True
-    return fixed, short
+            table[code] = _SHORT_COUNT
+    return table
 
 
-_FIXED, _SHORT = _tables()
+_TABLE = _table()
 
 
 def check_pickle(data: bytes, what: str = "pickle", max_memo: Optional[int] = None,
@@ -68,31 +73,30 @@ def check_pickle(data: bytes, what: str = "pickle", max_memo: Optional[int] = No
     """Walk the opcodes of ``data``; return the number of opcodes, or raise InputError.
 
     One pass, no objects built: plain opcodes are skipped by a table lookup; memo stores,
-    frames, long lengths and text numbers are checked against the limits."""
+    frames, long lengths and text numbers are checked against the limits. A memo store may
+    name an index no larger than the number of opcodes read so far (each opcode makes at
+    most one object), which keeps the unpickler's memo table within 8 bytes per opcode."""
     memo_cap = LIMITS.pickle_memo if max_memo is None else max_memo
     ops_cap = LIMITS.pickle_objects if max_objects is None else max_objects
     n = len(data)
     pos = 0
     ops = 0
-    memo = 0  # slots a well-formed pickler could have filled so far
-    fixed, short = _FIXED, _SHORT
+    table = _TABLE
     frombytes = int.from_bytes
     while pos < n:
         code = data[pos]
         pos += 1
         ops += 1
-        skip = fixed[code]
+        skip = table[code]
         if skip >= 0:
             pos += skip
             continue
-        if short[code]:
+        if skip == _SHORT_COUNT:
             if pos >= n:
                 break
             pos += 1 + data[pos]
             continue
-        if code == _MEMOIZE:
-            memo += 1
-            continue
+        memo = ops  # the bound a well-formed pickler stays within
         spec = _LAYOUT.get(code)
         if spec is None:
             raise InputError(f"{what}: not a pickle (unknown opcode 0x{code:02x} at byte {pos - 1})")
@@ -106,7 +110,6 @@ def check_pickle(data: bytes, what: str = "pickle", max_memo: Optional[int] = No
                 index = frombytes(data[pos:pos + size], "little")
                 if index > memo or index >= memo_cap:
                     raise InputError(f"{what}: memo index {index} jumps past the {memo} objects stored so far")
-                memo = max(memo, index + 1)
             elif code == _FRAME:  # its length covers the opcodes that follow
                 length = frombytes(data[pos:pos + size], "little")
                 if length > n - pos - size:
@@ -126,7 +129,6 @@ def check_pickle(data: bytes, what: str = "pickle", max_memo: Optional[int] = No
                     index = int(text)
                     if index > memo or index >= memo_cap:
                         raise InputError(f"{what}: memo index {index} jumps past the {memo} objects stored so far")
-                    memo = max(memo, index + 1)
                 pos = end + 1
         else:
             if pos + size > n:
