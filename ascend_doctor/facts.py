@@ -6,13 +6,13 @@ judge: they read, parse and record what went wrong while reading.
 """
 from __future__ import annotations
 
-import json
 import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Generic, List, Optional, Tuple, TypeVar
 
 from .host import CommandResult, Host, ReadError
+from .inputs import InputError, load_json
 from .parsers.npu_smi import NpuSmiError, NpuSmiInfo, parse_npu_smi_error, parse_npu_smi_info
 from .parsers.version_info import (
     DriverVersionInfo,
@@ -381,8 +381,8 @@ def _last_json(text: str) -> Optional[Dict[str, Any]]:
         line = line.strip()
         if line.startswith("{"):
             try:
-                value = json.loads(line)
-            except ValueError:
+                value = load_json(line, what="probe output")  # a child's output: depth and numbers bounded
+            except InputError:
                 return None
             return value if isinstance(value, dict) else None
     return None

@@ -167,7 +167,7 @@ def _parse_ascend(s: str) -> Optional[_AscendParts]:
     suffix_start: Optional[int] = None
     for tok, pos in tokens[3:]:
         low = tok.lower()
-        if tok.isdigit():
+        if tok.isdigit() and tok.isascii():  # "²" is a digit to isdigit(), not to int()
             if p.stage is None and p.build is None:
                 extras.append(int(tok))
             elif p.stage is not None and p.stage_num is None and p.build is None:

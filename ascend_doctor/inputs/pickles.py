@@ -12,6 +12,7 @@ with memory proportional to its size. Classes are still refused by the caller's
 from __future__ import annotations
 
 import pickletools
+import re
 from typing import Dict, Optional, Tuple
 
 from .errors import InputError
@@ -49,54 +50,91 @@ _MAX_LONG4 = 1 << 10  # bytes of one LONG4 integer (8192 bits)
 _MAX_TEXT_NUMBER = 64
 
 
-def _tables():
-    fixed = [-1] * 256  # plain fixed-size opcodes: bytes to skip
-    short = [False] * 256  # 1-byte length, then that many bytes (cannot be hostile)
+_SHORT_COUNT = -2  # a 1-byte length, then that many bytes (cannot be hostile)
+_SLOW = -1
+
+
+def _table():
+    """Per opcode byte: bytes to skip for plain fixed-size opcodes (MEMOIZE included: it has
+    no argument), _SHORT_COUNT, or _SLOW for what must be looked at."""
+    table = [_SLOW] * 256
     for code, (kind, size) in _LAYOUT.items():
-        if kind == "fixed" and code not in (_BINPUT, _LONG_BINPUT, _MEMOIZE, _FRAME, _STOP) and code not in _REFUSED:
-            fixed[code] = size
+        if kind == "fixed" and code not in (_BINPUT, _LONG_BINPUT, _FRAME, _STOP) and code not in _REFUSED:
+            table[code] = size
         elif kind == "count" and size == 1:
-            short[code] = True
-    return fixed, short
+            table[code] = _SHORT_COUNT
+    return table
 
 
-_FIXED, _SHORT = _tables()
+_TABLE = _table()
+
+
+def _plain_runs() -> "re.Pattern[bytes]":
+    """Runs of up to 4,096 plain opcodes (fixed size, or a short string of up to 15 bytes)
+    matched at C speed; the walk below looks at everything else one opcode at a time. The
+    run is bounded so that the regular expression engine's bookkeeping stays small."""
+    by_size: Dict[int, list] = {}
+    for code, skip in enumerate(_TABLE):
+        if skip >= 0:
+            by_size.setdefault(skip, []).append(code)
+
+    def cls(codes) -> bytes:
+        return b"[" + b"".join(re.escape(bytes([c])) for c in codes) + b"]"
+
+    alts = [cls(codes) + b"." * size for size, codes in sorted(by_size.items())]
+    short = [c for c, skip in enumerate(_TABLE) if skip == _SHORT_COUNT]
+    alts += [cls(short) + re.escape(bytes([k])) + b"." * k for k in range(16)]
+    return re.compile(b"(?:" + b"|".join(alts) + b"){1,4096}", re.DOTALL)
+
+
+_RUNS = _plain_runs()
 
 
 def check_pickle(data: bytes, what: str = "pickle", max_memo: Optional[int] = None,
                  max_objects: Optional[int] = None) -> int:
-    """Walk the opcodes of ``data``; return the number of opcodes, or raise InputError.
+    """Walk the opcodes of ``data``; return the bytes up to and including STOP, or raise
+    InputError.
 
-    One pass, no objects built: plain opcodes are skipped by a table lookup; memo stores,
-    frames, long lengths and text numbers are checked against the limits."""
+    One pass, no objects built: runs of plain opcodes are skipped by a regular expression
+    (C speed) or a table lookup; memo stores, frames, long lengths and text numbers are
+    checked against the limits. A memo store may name an index no larger than the bytes
+    read so far (every object costs at least one opcode byte), which keeps the unpickler's
+    memo table within 8 bytes per byte of input. The object budget: every object costs at
+    least one opcode, so a pickle of fewer bytes than ``max_objects`` is within it; a longer
+    one has its opcodes counted one by one."""
     memo_cap = LIMITS.pickle_memo if max_memo is None else max_memo
     ops_cap = LIMITS.pickle_objects if max_objects is None else max_objects
     n = len(data)
+    counting = n > ops_cap  # only then can the objects outnumber the budget
+    runs = None if counting else _RUNS.match
     pos = 0
     ops = 0
-    memo = 0  # slots a well-formed pickler could have filled so far
-    fixed, short = _FIXED, _SHORT
+    table = _TABLE
     frombytes = int.from_bytes
     while pos < n:
+        if runs is not None:
+            m = runs(data, pos)
+            if m is not None:
+                pos = m.end()
+                if pos >= n:
+                    break
         code = data[pos]
         pos += 1
         ops += 1
-        skip = fixed[code]
+        skip = table[code]
         if skip >= 0:
             pos += skip
             continue
-        if short[code]:
+        if skip == _SHORT_COUNT:
             if pos >= n:
                 break
             pos += 1 + data[pos]
             continue
-        if code == _MEMOIZE:
-            memo += 1
-            continue
+        memo = pos  # the bound a well-formed pickler stays within
         spec = _LAYOUT.get(code)
         if spec is None:
             raise InputError(f"{what}: not a pickle (unknown opcode 0x{code:02x} at byte {pos - 1})")
-        if ops > ops_cap:
+        if counting and ops > ops_cap:
             raise InputError(f"{what}: more than {ops_cap} objects (the limit)")
         kind, size = spec
         if kind == "fixed":
@@ -105,8 +143,7 @@ def check_pickle(data: bytes, what: str = "pickle", max_memo: Optional[int] = No
             if code == _BINPUT or code == _LONG_BINPUT:
                 index = frombytes(data[pos:pos + size], "little")
                 if index > memo or index >= memo_cap:
-                    raise InputError(f"{what}: memo index {index} jumps past the {memo} objects stored so far")
-                memo = max(memo, index + 1)
+                    raise InputError(f"{what}: memo index {index} jumps past anything the first {memo} bytes can have stored")
             elif code == _FRAME:  # its length covers the opcodes that follow
                 length = frombytes(data[pos:pos + size], "little")
                 if length > n - pos - size:
@@ -125,8 +162,7 @@ def check_pickle(data: bytes, what: str = "pickle", max_memo: Optional[int] = No
                         raise InputError(f"{what}: bad memo index {text[:20]!r}")
                     index = int(text)
                     if index > memo or index >= memo_cap:
-                        raise InputError(f"{what}: memo index {index} jumps past the {memo} objects stored so far")
-                    memo = max(memo, index + 1)
+                        raise InputError(f"{what}: memo index {index} jumps past anything the first {memo} bytes can have stored")
                 pos = end + 1
         else:
             if pos + size > n:
@@ -143,9 +179,9 @@ def check_pickle(data: bytes, what: str = "pickle", max_memo: Optional[int] = No
         if code in _REFUSED:
             raise InputError(f"{what}: out-of-band buffers ({_REFUSED[code]}) are not read")
         if code == _STOP:
-            if ops > ops_cap:
+            if counting and ops > ops_cap:
                 raise InputError(f"{what}: more than {ops_cap} objects (the limit)")
-            return ops
+            return pos
     raise InputError(f"{what}: truncated (ends before its STOP opcode)")
 
 

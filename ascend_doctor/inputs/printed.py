@@ -98,8 +98,10 @@ def parse_printed(text: str, what: str = "printed data", max_depth: Optional[int
     if head in ("O", "c", "{"):
         item, bare = (_ITEM_D, _BARE_D) if head == "{" else (_ITEM_OD, _BARE_OD)
         if bare.fullmatch(item.sub("", text)):
-            pairs = ((m.group(1), to_int(m.group(2), what=f"{what}: integer", signed=True)) for m in _PAIR.finditer(text))
-            return dict(pairs) if head == "{" else OrderedDict(pairs)
+            limit = LIMITS.int_digits + 1  # a sign and the digits: longer goes through to_int and fails there
+            pairs = {k: int(v) if len(v) <= limit else to_int(v, what=f"{what}: integer", signed=True)
+                     for k, v in (m.groups() for m in _PAIR.finditer(text))}
+            return pairs if head == "{" else OrderedDict(pairs)
     stack: List[_Frame] = []
     result: Any = None
     have_result = False

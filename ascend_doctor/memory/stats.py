@@ -122,6 +122,8 @@ class StatsFacts:
 
 
 def _flatten(obj: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
+    if not prefix and not any(isinstance(v, dict) for v in obj.values()):
+        return obj  # already flat (memory_stats() itself): no copy
     out: Dict[str, Any] = {}
     for key, value in obj.items():
         name = f"{prefix}{key}"

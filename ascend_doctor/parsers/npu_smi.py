@@ -18,7 +18,7 @@ HEALTH_VALUES = ("OK", "Warning", "Alarm", "Critical", "UNKNOWN")
 
 _HEADER = re.compile(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)")
 _BUS_ID = re.compile(r"^(?:[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]|NA|-)$")
-_PAIR = re.compile(r"(\d+)\s*/\s*(\d+)")
+_PAIR = re.compile(r"(?<!\d)(\d+)\s*/\s*(\d+)")  # the lookbehind keeps a long digit run linear
 _IDLE = re.compile(r"No running processes found in NPU\s+(\d+)")
 _DCMI = re.compile(r"dcmi module initialize failed\.\s*ret is\s*(-?\d+)", re.IGNORECASE)
 _FAILED_EXEC = re.compile(r"Failed to execute npu-smi\s+(.*?)\.\s*ret is\s*(-?\d+)", re.IGNORECASE)

@@ -61,7 +61,7 @@ _CUDA_BARE = re.compile(r"(?:CUDA|HIP) out of memory\.")
 # or only this one ("Including non-PyTorch memory, this process has 74.08 GiB memory in use.")
 _CUDA_PROCESS = re.compile(r"Process (?P<pid>\d+) has (?P<size>" + _SIZE + r") memory in use")
 _CUDA_SELF = re.compile(r"this process has (?P<size>" + _SIZE + r") memory in use")
-_CUDA_ALLOWED = re.compile(r"(?P<allowed>" + _SIZE + r") allowed;")
+_CUDA_ALLOWED = re.compile(r"(?<![\d.])(?P<allowed>" + _SIZE + r") allowed;")  # lookbehind: linear on digit runs
 _EXCEPTION = re.compile(r"(?P<exc>(?:torch\.(?:cuda\.)?)?OutOfMemoryError|RuntimeError):\s*(?:NPU|CUDA|HIP) out of memory")
 
 

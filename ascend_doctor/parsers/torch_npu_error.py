@@ -37,10 +37,12 @@ _BANNER = re.compile(
     r"\[ERROR\] (?P<ts>\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d) \(PID:(?P<pid>\d+), Device:(?P<dev>-?\d+), RankID:(?P<rank>-?\d+)\) "
     r"(?P<err>ERR(?P<mm>\d\d)(?P<ccc>\d{3}))(?: (?P<sub>[A-Z]+))?(?: (?P<text>.*))?$"
 )
+# (?<!...) before a repeated class: a search then starts only at the beginning of a run, so a
+# long run of word characters costs linear time instead of quadratic
 _CALL = re.compile(
-    r"(?:(?P<where>[\w:~<>()]+:[^\s:]+:\d+) )?(?P<kind>NPU|HCCL|OPS) function error: (?P<call>.*?), error code is (?P<code>-?\d+)"
+    r"(?:(?<![\w:~<>()])(?P<where>[\w:~<>()]+:[^\s:]+:\d+) )?(?P<kind>NPU|HCCL|OPS) function error: (?P<call>.*?), error code is (?P<code>-?\d+)"
 )
-_OLD_CALL = re.compile(r"(?:(?P<where>[\w:~<>()]+:[^\s:]+:\d+) )?NPU (?P<kind>error|warning), error code is (?P<code>\d+)")
+_OLD_CALL = re.compile(r"(?:(?<![\w:~<>()])(?P<where>[\w:~<>()]+:[^\s:]+:\d+) )?NPU (?P<kind>error|warning), error code is (?P<code>\d+)")
 _HINT = re.compile(r"^\[Error\]: ?(?P<text>.*)$")
 _ACLNN = re.compile(r"call (?P<api>aclnn\w+) failed")
 _INNER = re.compile(r"The Inner error is reported as above")

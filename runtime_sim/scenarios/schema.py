@@ -417,7 +417,8 @@ def _workload(r: _Reader, raw: Any) -> Optional[WorkloadSpec]:
         return None
     w = r.mapping(raw, "workload", ("kind", "params"), required=("kind",))
     kind = r.string(w["kind"], "workload.kind") or ""
-    params = r.mapping(w.get("params", {}), "workload.params", list((w.get("params") or {}).keys()))
+    raw_params = w.get("params", {})
+    params = r.mapping(raw_params, "workload.params", list(raw_params.keys()) if isinstance(raw_params, dict) else [])
     return WorkloadSpec(kind=kind, params=dict(params))
 
 

@@ -114,6 +114,23 @@ def summary_digits(d: Path) -> Case:
     return Case(["oom", "--stats", str(f)], (0, 1, 2), "")
 
 
+def long_run_lines(d: Path) -> Case:
+    # 60 KB runs of word characters in front of the phrases the line parsers search for:
+    # a regular expression that may start anywhere in such a run backtracks quadratically
+    run = "9" * 60000
+    lines = [run + " NPU function error: aclrtSynchronizeDevice, error code is 507035",
+             "a:" * 30000 + " NPU error, error code is 5",
+             "CUDA out of memory. Tried to allocate 2.00 MiB " + run + " allowed; ",
+             "| " + run + " / " + run + " |"]
+    f = _w(d / "console.log", "\n".join(lines * 20) + "\n")
+    return Case(["triage", str(f)], (0, 1), "")
+
+
+def long_run_oom_lines(d: Path) -> Case:
+    f = _w(d / "worker.log", ("CUDA out of memory. Tried to allocate 2.00 MiB " + "9" * 60000 + " allowed; \n") * 20)
+    return Case(["oom", "--file", str(f)], (0, 1, 2), "")
+
+
 # ---------------------------------------------------------------- JSON, printed dicts
 def stats_nan(d: Path) -> Case:
     f = _w(d / "stats.json", '{"allocated_bytes.all.current": NaN, "reserved_bytes.all.current": Infinity}')
@@ -266,7 +283,7 @@ def sim_nan_argument(d: Path) -> Case:
 
 CASES: Dict[str, Callable[[Path], Case]] = {f.__name__: f for f in (
     plog_pid_digits, framework_prefix_digits, device_dir_and_plog_name_digits, oom_message_digits,
-    oom_size_overflow, explain_digits, rt_visible_devices_digits, visible_devices_range, summary_digits,
+    oom_size_overflow, explain_digits, long_run_lines, long_run_oom_lines, rt_visible_devices_digits, visible_devices_range, summary_digits,
     stats_nan, stats_negative, stats_deep_json, stats_deep_printed, stats_printed_8mb, snapshot_deep_json,
     manifest_deep_json, manifest_wrong_types, truncated_tar_triage, truncated_tgz_triage, truncated_tgz_oom,
     bz2_bomb, gzip_bomb_file, pickle_memo_index, pickle_memo_1gb, pickle_binbytes8, pickle_frame,

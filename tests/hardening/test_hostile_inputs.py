@@ -1,5 +1,5 @@
 """Each hostile or broken input of issue #10 ends with the right exit code and a one-line
-message (or the right finding), no traceback, and a bounded peak memory (ru_maxrss of the
+message (or the right finding), no traceback, and a bounded peak memory (VmHWM of the
 child, under an address-space limit). Seconds are reported by bench/hostile_inputs.py, not
 asserted here."""
 from __future__ import annotations
