@@ -63,7 +63,7 @@ def naive_matcher() -> Callable[[str], int]:
         keys = set(extract_codes(line))
         hits = 0
         for rule, codes in rules:
-            if any(v.search(line) for v in rule.unless):
+            if any(v.regex.search(line) for v in rule.unless):
                 continue
             if keys & codes or any(p.regex.search(line) for p in rule.patterns) or any(
                 all(w in line for w in g) for g in rule.keywords

@@ -28,7 +28,9 @@ def _chromium():
         path = shutil.which(name)
         if path:
             return path
-    raise AssertionError("headless Chromium is needed (apt-get install chromium; .ci/run installs it)")
+    if os.environ.get("CI"):  # CI installs it (.ci/run): there, a missing browser is a failure
+        raise AssertionError("headless Chromium is needed (apt-get install chromium; .ci/run installs it)")
+    pytest.skip("headless Chromium is not installed (apt-get install chromium): the HTML pages are not rendered here")
 
 
 def _doctor(*args):
