@@ -111,6 +111,43 @@ class _Collector:
             return
         self.events[key] = ev
 
+    def merge(self, other: "_Collector") -> None:
+        """Take in what another collector read (the other half of a tree read on a second core)."""
+        st, ot = self.stats, other.stats
+        st.files += ot.files
+        st.bytes += ot.bytes
+        st.lines += ot.lines
+        st.events += ot.events
+        st.truncated_lines += ot.truncated_lines
+        st.dropped_events += ot.dropped_events
+        for key, ev in other.events.items():
+            seen = self.events.get(key)
+            if seen is None:
+                if len(self.events) >= MAX_DISTINCT_EVENTS:
+                    st.dropped_events += ev.count
+                    continue
+                self.events[key] = ev
+                continue
+            count = seen.count + ev.count
+            last = max((t for t in (seen.last_ts, ev.last_ts, seen.ts, ev.ts) if t), default=None)
+            if ev.ts and seen.ts and ev.ts < seen.ts:  # keep the earliest occurrence as the event
+                self.events[key] = seen = ev
+            seen.count, seen.last_ts = count, last
+        room = 5000 - len(self.hccl_context)
+        self.hccl_context.extend(other.hccl_context[:max(room, 0)])
+        for key, info in other.processes.items():
+            mine = self.processes.setdefault(key, ProcessInfo())
+            for attr in ("rank", "device", "ip", "rank_size"):
+                if getattr(mine, attr) is None and getattr(info, attr) is not None:
+                    setattr(mine, attr, getattr(info, attr))
+        for pid, trees in other.pid_origins.items():
+            mine_trees = self.pid_origins.setdefault(pid, [])
+            for tree in trees:
+                if tree not in mine_trees and len(mine_trees) < 8:
+                    mine_trees.append(tree)
+        for key, times in other.starts.items():
+            self.starts.setdefault(key, []).extend(times[:64])
+
     def _learn(self, ev: Event) -> None:
         if ev.pid is None:
             return
@@ -141,23 +178,25 @@ def triage_walk(walk: Walk, knowledge: Optional[Knowledge] = None, start: Option
     stats = Stats()
     knowledge = knowledge or Knowledge()
     col = _Collector(stats, knowledge.mentions)
-    for src in walk.sources:
-        if src.kind_hint == "tar":
-            for member, stream in tar_members(src, walk):
-                _read_source(member, stream, col, walk)
-            continue
-        try:
-            stream = src.open()
-        except OSError as exc:
-            walk.skip(src.display, os_error_reason(exc))
-            continue
-        try:
-            _read_source(src, stream, col, walk)
-        finally:
-            if src.display != "<stdin>":
-                stream.close()
+    mine, theirs = _split_for_two_cores(walk.sources)
+    helper = _start_helper(theirs, knowledge) if theirs else None
+    _read_sources(mine if helper is not None else walk.sources, col, walk)
+    if helper is not None:
+        other = helper.result()
+        if other is None:  # the helper failed: read its share here, nothing is lost
+            _read_sources(theirs, col, walk)
+        else:
+            collected, skipped, skipped_count = other
+            col.merge(collected)
+            for sk in skipped:
+                walk.skip(sk.path, sk.reason)
+            walk.skipped_count += max(skipped_count - len(skipped), 0)
+    # the order the inputs were given in, whoever read them (stable: within a file, reading order)
+    index = {src.display: i for i, src in enumerate(walk.sources)}
+    col.hccl_context.sort(key=lambda e: index.get(e.file, len(index)))
+    in_order = sorted(col.events.values(), key=lambda e: index.get(e.file, len(index)))
     quiet_notes: List[str] = []
-    events = _drop_before_restart(list(col.events.values()), col, quiet_notes)
+    events = _drop_before_restart(in_order, col, quiet_notes)
     if not events:
         events = _paste_fallback(walk, stats)
     _apply_process_info(events, col)
@@ -236,6 +275,97 @@ def _apply_process_info(events: List[Event], col: _Collector) -> None:
                 ev.rank = info.rank
             if ev.device is None:
                 ev.device = info.device
+
+
+def _read_sources(sources: List[Source], col: _Collector, walk: Walk) -> None:
+    for src in sources:
+        if src.kind_hint == "tar":
+            for member, stream in tar_members(src, walk):
+                _read_source(member, stream, col, walk)
+            continue
+        try:
+            stream = src.open()
+        except OSError as exc:
+            walk.skip(src.display, os_error_reason(exc))
+            continue
+        try:
+            _read_source(src, stream, col, walk)
+        finally:
+            if src.display != "<stdin>":
+                stream.close()
+
+
+# A large tree is read on two cores: a forked helper reads about half of the files (by size) while
+# this process reads the rest, and the helper's collector is merged in (``_Collector.merge``). The
+# split is by file, so each process sees whole files; what the engine decides afterwards does not
+# depend on who read what. Small inputs, archives, stdin and machines with one core read here alone.
+PARALLEL_MIN_BYTES = 64 << 20
+HELPER_TIMEOUT_S = 3600.0
+
+
+def _split_for_two_cores(sources: List[Source]) -> Tuple[List[Source], List[Source]]:
+    import os
+
+    plain = [s for s in sources if s.kind_hint != "tar" and s.display != "<stdin>" and s.size is not None]
+    if (len(plain) < 2 or len(plain) != len(sources) or sum(s.size or 0 for s in plain) < PARALLEL_MIN_BYTES
+            or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork")):
+        return list(sources), []
+    mine: List[Source] = []
+    theirs: List[Source] = []
+    load = [0, 0]
+    for src in sorted(plain, key=lambda s: -(s.size or 0)):  # greedy: biggest first to the lighter side
+        side = 0 if load[0] <= load[1] else 1
+        (mine if side == 0 else theirs).append(src)
+        load[side] += src.size or 0
+    order = {id(s): i for i, s in enumerate(sources)}
+    mine.sort(key=lambda s: order[id(s)])
+    theirs.sort(key=lambda s: order[id(s)])
+    return mine, theirs
+
+
+class _Helper:
+    """A forked process reading some sources into its own collector; its result comes back pickled."""
+
+    def __init__(self, process, conn) -> None:
+        self.process, self.conn = process, conn
+
+    def result(self):
+        try:
+            if self.conn.poll(HELPER_TIMEOUT_S):
+                return self.conn.recv()
+            return None
+        except (EOFError, OSError, Exception):  # a broken helper: the caller reads its share itself
+            return None
+        finally:
+            self.conn.close()
+            self.process.join(5)
+            if self.process.is_alive():
+                self.process.kill()
+                self.process.join(5)
+
+
+def _helper_main(sources: List[Source], knowledge: Knowledge, conn) -> None:
+    stats = Stats()
+    col = _Collector(stats, knowledge.mentions)
+    walk = Walk()
+    _read_sources(sources, col, walk)
+    col.claim = None  # a bound method of the KB: not worth pickling back
+    conn.send((col, walk.skipped, walk.skipped_count))
+    conn.close()
+
+
+def _start_helper(sources: List[Source], knowledge: Knowledge) -> Optional[_Helper]:
+    try:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("fork")
+        parent, child = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_helper_main, args=(sources, knowledge, child), daemon=True)
+        proc.start()
+        child.close()
+        return _Helper(proc, parent)
+    except (OSError, ValueError, ImportError):
+        return None
 
 
 def _read_source(src: Source, stream: BinaryIO, col: _Collector, walk: Walk) -> None:

@@ -49,6 +49,7 @@ class Source:
     log_class: Optional[str] = None  # debug | run | security
     kind_hint: Optional[str] = None  # plog | device | console
     last_line: Optional[Tuple[int, str]] = None  # the last non-empty console line read (for a paste nothing claimed)
+    size: Optional[int] = None  # bytes of a plain file (what the two-core split balances); None otherwise
 
 
 @dataclass
@@ -219,7 +220,8 @@ def _add_file(path: str, st: os.stat_result, walk: Walk, seen_files: set, resolv
         name = name[: -len(ext)]
         parts = parts[:-1] + (name,)
     pid, device, log_class, kind, origin = describe(path, parts, name)
-    walk.sources.append(Source(path, opener, origin=origin, pid=pid, device=device, log_class=log_class, kind_hint=kind))
+    walk.sources.append(Source(path, opener, origin=origin, pid=pid, device=device, log_class=log_class, kind_hint=kind,
+                               size=None if ext else st.st_size))
 
 
 def tar_members(src: Source, walk: Walk) -> Iterator[Tuple[Source, BinaryIO]]:
