@@ -31,6 +31,9 @@ def run_verb(fn: Callable[..., int], *args, **kwargs) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("ascend-doctor: interrupted\n")
         return 130
+    except BrokenPipeError:  # `ascend-doctor ... | head`: the reader had enough; not an error of ours
+        _quiet_stdout()
+        return 0
     except SystemExit:
         raise
     except Exception as exc:  # the last line of defence: never a traceback by default
@@ -48,6 +51,13 @@ def run_verb(fn: Callable[..., int], *args, **kwargs) -> int:
         from .children import kill_all
 
         kill_all()
+
+
+def _quiet_stdout() -> None:
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _plain(argv: List[str]) -> Optional[tuple]:
@@ -110,5 +120,5 @@ def main() -> None:
     try:
         sys.stdout.flush()
     except BrokenPipeError:  # `... | head`: the reader left; that is not an error of ours
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _quiet_stdout()
     sys.exit(code)

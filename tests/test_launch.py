@@ -42,3 +42,13 @@ def test_fast_path_answers_like_the_full_command_line(tmp_path, args):
 @pytest.mark.parametrize("args", [["triage"], ["triage", "--help"], ["explain", "507035", "-8005"], ["check"], ["triage", "-x", "a"]])
 def test_everything_else_goes_to_the_full_parser(args):
     assert _plain(args) is None
+
+
+def test_a_reader_that_leaves_early_is_not_an_internal_error():
+    # `ascend-doctor opcheck versions | head -1` used to end with BrokenPipeError and exit 3
+    proc = subprocess.Popen([sys.executable, "-m", "ascend_doctor", "opcheck", "versions"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) in (0, 1) and "internal error" not in err and "Traceback" not in err
