@@ -90,7 +90,12 @@ def explain(base: Any, query: str) -> Dict[str, Any]:
         "matches": [],
         "not_found": None,
     }
-    if _ENTRY_ID.match(query) and base.has_entry(query):  # a pointer the other verbs print: "explain env.x"
+    tokens = query.split()
+    if 1 < len(tokens) <= 16 and all(is_code_query(t) for t in tokens):  # several codes: each explained
+        result["kind"] = "code"
+        for token in tokens:
+            _explain_code(base, token, result)
+    elif _ENTRY_ID.match(query) and base.has_entry(query):  # a pointer the other verbs print: "explain env.x"
         result["kind"] = "entry"
         result["matches"].append(_entry_json(base, base.entry(query), None))
     elif result["kind"] == "code":

@@ -177,3 +177,11 @@ def test_an_entry_id_that_other_verbs_print_is_explained():
     code, out, _ = run("env.kernels_package_missing", fmt="json")
     data = json.loads(out)
     assert code == 0 and data["kind"] == "entry" and data["matches"][0]["id"] == "env.kernels_package_missing"
+
+
+def test_several_codes_are_each_explained():
+    # `explain 507035 EZ9999` explained only the last code and `explain 507035 -8005` found nothing
+    for query, keys in (("507035 EZ9999", {"507035", "EZ9999"}), ("507035 -8005", {"507035", "-8005"})):
+        code, out, _ = run(query, fmt="json")
+        data = json.loads(out)
+        assert code == 0 and data["kind"] == "code" and keys <= {c["key"] for c in data["codes"]}, query
