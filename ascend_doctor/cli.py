@@ -6,7 +6,6 @@ Exit codes (DESIGN.md): 0 clean, 1 findings at or above the threshold, 2 usage e
 """
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Callable, List, Optional
@@ -14,8 +13,6 @@ from typing import Callable, List, Optional
 import typer
 
 from . import __version__
-from .errors import UsageError
-from .inputs import InputError
 
 app = typer.Typer(
     name="ascend-doctor",

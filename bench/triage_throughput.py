@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import List, Tuple
+from typing import List
 
 RANKS = 8
 CULPRIT = 5

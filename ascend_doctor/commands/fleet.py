@@ -126,5 +126,5 @@ def render_md(report, skipped) -> str:
         for i, v in enumerate(to_fix, 1):
             lines.append(f"| {i} | `{v.node.name}` | " + "; ".join(p.replace("|", "\\|") for p in _problems(v)) + " |")
     if skipped:
-        lines += ["", f"Skipped: " + "; ".join(f"`{s.path}` ({s.reason})" for s in skipped[:10])]
+        lines += ["", "Skipped: " + "; ".join(f"`{s.path}` ({s.reason})" for s in skipped[:10])]
     return "\n".join(lines) + "\n"

@@ -25,7 +25,6 @@ partly used segments (non-releasable: no flush can return it), whole free segmen
 from __future__ import annotations
 
 import io
-import json
 import pickle
 from collections import OrderedDict
 from dataclasses import dataclass, field

@@ -71,7 +71,7 @@ def triage_html(doc: Dict[str, Any]) -> str:
     job = doc.get("job") or {}
     stats = doc.get("stats") or {}
     first_rank = job.get("first_failing_rank")
-    body = [f"<h1>ascend-doctor triage</h1>",
+    body = ["<h1>ascend-doctor triage</h1>",
             f"<p class=\"sub\">{len(incidents)} incident{'s' if len(incidents) != 1 else ''} in {stats.get('files', 0)} files "
             f"({stats.get('lines', 0)} lines)</p>"]
     if incidents:

@@ -37,7 +37,6 @@ produces no diff.
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import gzip
 import io
 import json

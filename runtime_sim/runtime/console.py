@@ -18,7 +18,7 @@ warning follow the same pattern.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence
+from typing import List, Sequence
 
 from runtime_sim.plog.error_block import CannMessage, compact_text, render_block
 from runtime_sim.plog.timefmt import banner_ts, glog_ts
