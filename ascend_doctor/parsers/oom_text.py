@@ -1,6 +1,6 @@
 """Out-of-memory messages of torch_npu and of PyTorch on CUDA/ROCm, with their numbers.
 
-Templates (shared/reference/formats-plog-errors.md §4.4, memory-fragmentation.md §2):
+Templates (https://github.com/Ascend/pytorch/blob/9e73e708ab9350d203475609f36f8a43f6a0c2ab/torch_npu/csrc/core/npu/NPUCachingAllocator.cpp):
 torch_npu caching allocator (``...reserved in total by PyTorch) If reserved`` before
 26.0.0, ``...PyTorch).If reserved`` after), the fraction-limit rejection, the 1 EB
 guard, the workspace allocator, GE's first-op ``NPU out of memory. device id: N``,

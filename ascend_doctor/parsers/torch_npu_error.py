@@ -1,6 +1,6 @@
 """torch_npu's own error text: the ``ERRmmccc`` banner and the lines around it.
 
-Formats from shared/reference/formats-plog-errors.md §4 (torch_npu
+Formats from torch_npu (https://github.com/Ascend/pytorch/blob/9e73e708ab9350d203475609f36f8a43f6a0c2ab:
 ``NPUException.{h,cpp}``, ``_error_code.py``, ``NPUQueue.cpp``, ``ProcessGroupHCCL.cpp``):
 
 - banner  ``[ERROR] 2025-04-29-18:46:11 (PID:1066924, Device:1, RankID:-1) ERR00100 PTA call acl api failed``

@@ -1,8 +1,8 @@
 """Real plog lines and the regexes both they and the simulator's lines must satisfy.
 
-Every sample is copied verbatim from the public source next to it (collected in
-shared/reference/formats-plog-errors.md §1.4 and §5.2). The line regex is the tolerant
-one from that file; the body regexes are the per-module conventions of §1.2.
+Every sample is copied verbatim from the public source next to it (line format:
+https://github.com/hicann/runtime/blob/681ef7610df13c8128982901142a2c869ddbb53e/docs/zh/log_ref/log_overview.md). The line regex is a tolerant
+one; the body regexes are the per-module conventions seen in these samples.
 """
 from __future__ import annotations
 

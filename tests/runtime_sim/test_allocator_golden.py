@@ -15,7 +15,7 @@ from runtime_sim.allocator import (CachingAllocator, NPUOutOfMemoryError, format
 
 KiB, MiB, GiB = 1024, 1024 ** 2, 1024 ** 3
 
-# Regex for the NPU OOM text (shared/reference/formats-plog-errors.md §4.4).
+# Regex for the NPU OOM text (https://github.com/Ascend/pytorch/blob/9e73e708ab9350d203475609f36f8a43f6a0c2ab/torch_npu/csrc/core/npu/NPUCachingAllocator.cpp).
 OOM_RE = re.compile(
     r"NPU out of memory\. Tried to allocate (?P<req>[\d.]+ (?:bytes|KiB|MiB|GiB)) \(NPU (?P<dev>\d+); "
     r"(?P<total>[\d.]+ \w+) total capacity; (?P<alloc>[\d.]+ \w+) already allocated; "
