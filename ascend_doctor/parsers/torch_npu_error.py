@@ -12,12 +12,12 @@ Formats from torch_npu (https://github.com/Ascend/pytorch/blob/9e73e708ab9350d20
 - async   ``The Inner error is reported as above ... the current working operator name is Op``
 - HCCL watchdog ``[Rank 1] Watchdog caught collective operation timeout: WorkHCCL(SeqNum=..., OpType=...``
 - device faults ``UCE ERROR``, ``HBM MULTI BIT ECC ERROR``, ``FORCE STOP``, ... (NPUQueue deviceErrorMap)
-- CPU fallback warning (op-compat.md §3, ``VariableFallbackKernel.cpp`` ``npu_cpu_fallback``)
+- CPU fallback warning (``VariableFallbackKernel.cpp`` ``npu_cpu_fallback``)
           ``Warning: CAUTION: The operator 'aten::X' is not currently supported on the NPU backend
           and will fall back to run on the CPU. ...``, printed once per operator and process
 - no kernel at all (PyTorch's dispatcher, e.g. after a fallback to a CPU that lacks the op too)
           ``Could not run 'aten::X' with arguments from the 'CPU' backend``
-- allocator cache flush (memory-fragmentation.md §1.8, ``NPUCachingAllocator`` malloc), harmless
+- allocator cache flush (``NPUCachingAllocator`` malloc), harmless
           by itself: ``Get a block from the existing pool failed. Try to free cached blocks and reallocate.``
 """
 from __future__ import annotations

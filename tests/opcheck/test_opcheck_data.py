@@ -2,8 +2,7 @@
 
 Expected facts come from the upstream files the data was reduced from (Ascend/op-plugin
 op_plugin_functions.yaml at the commit each Ascend/pytorch release branch pins, and
-Ascend/pytorch torch_npu/csrc/aten/npu_native_functions.yaml); op-compat.md 1.5 / 2.x
-lists the same numbers.
+Ascend/pytorch torch_npu/csrc/aten/npu_native_functions.yaml).
 """
 from __future__ import annotations
 

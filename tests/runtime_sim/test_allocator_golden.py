@@ -1,4 +1,4 @@
-"""Golden tests of the simulated caching allocator (memory-fragmentation.md §5.5).
+"""Golden tests of the simulated caching allocator.
 
 Each number below comes from the cited public source; the simulator must give it
 exactly. The two real OOM lines are rebuilt from allocator state and must match
@@ -84,7 +84,7 @@ def test_flashlight_oom_numbers(profile):
     assert alloc.memory_stats()["num_alloc_retries"] == 1
 
 
-# --- torch_npu's +32 B pad (NPUCachingAllocator.cpp round_size; reference §1.3)
+# --- torch_npu's +32 B pad (NPUCachingAllocator.cpp round_size)
 def test_npu_pad_32mib_tensor_needs_34mib_and_leaves_a_sliver():
     alloc = CachingAllocator(34 * MiB, "", profile="7.2.0")
     alloc.malloc(32 * MiB)

@@ -30,7 +30,7 @@ package_version=23.0.7
 REF_TOOLKIT_INFO = re.compile(
     r"package_name=Ascend-cann-toolkit\nversion=(\S+)\ninnerversion=(V100R001C\d+\S*)\n"
     r"(compatible_version=(\[V100R00\dC\d+\],?)+\n)?arch=(aarch64|x86_64)\nos=linux\npath=(\S+)\n$"
-)  # §2.4 / §2.5 samples (vllm-ascend#1047, #6842, mind-cluster log doc)
+)  # published samples (vllm-ascend#1047, #6842, mind-cluster log doc)
 
 
 @pytest.fixture(scope="module")
