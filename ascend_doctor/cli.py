@@ -1,6 +1,6 @@
 """Command line: one thin function per verb; the work happens in ascend_doctor.commands.
 
-Exit codes (DESIGN.md): 0 clean, 1 findings at or above the threshold, 2 usage error,
+Exit codes: 0 clean, 1 findings at or above the threshold, 2 usage error,
 3 internal error. Bad input is one line on stderr, never a traceback
 (set ASCEND_DOCTOR_DEBUG=1 to see one for an internal error).
 """

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
-# Where commands are looked up under a --root (DESIGN.md), after the judged PATH.
+# Where commands are looked up under a --root, after the judged PATH.
 ROOT_BIN_DIRS = ("/usr/local/bin", "/usr/local/sbin", "/usr/bin")
 DEFAULT_READ_LIMIT = 4 << 20  # files the checks read are small; a bigger one is cut here
 _MAX_SYMLINKS = 40

@@ -1,6 +1,6 @@
 """The records every verb produces: statuses, categories, findings.
 
-These shapes are the JSON contract of DESIGN.md; add fields, never rename them.
+These shapes are the JSON contract (README.md, "Machine output"); add fields, never rename them.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional
 
 SCHEMA = 1
 
-# The fault taxonomy shared by findings, incidents and KB entries (DESIGN.md, "category").
+# The fault taxonomy shared by findings, incidents and KB entries (docs/triage.md, "The ten categories").
 CATEGORIES = (
     "driver_init",
     "env_path",

@@ -107,7 +107,7 @@ def resolve_torch_npu_release(text: str, kind: Optional[str] = None, include_all
 
 
 def release_map_row(b: Build) -> Dict[str, Any]:
-    """A build in the shape of shared/reference/op-support/release-map.yaml (plus status)."""
+    """A build as a release-map row: wheel, branch, torch, CANN, release line (plus status)."""
     return {
         "wheel": b.torch_npu.text,
         "branch": b.branch,

@@ -10,7 +10,7 @@ UNKNOWN = "unknown"
 INCOMPATIBLE = "incompatible"
 VERDICTS = (COMPATIBLE, NOT_RECOMMENDED, UNKNOWN, INCOMPATIBLE)
 
-# Worst first: the overall verdict is the worst pair's (DESIGN.md, compat contract).
+# Worst first: the overall verdict is the worst pair's.
 _SEVERITY = {COMPATIBLE: 0, UNKNOWN: 1, NOT_RECOMMENDED: 2, INCOMPATIBLE: 3}
 
 # The components a stack is made of, in the order they are installed.
@@ -66,7 +66,7 @@ class Report:
 
     @property
     def exit_code(self) -> int:
-        """0 when compatible, 1 otherwise (DESIGN.md)."""
+        """0 when compatible, 1 otherwise."""
         return 0 if self.verdict == COMPATIBLE else 1
 
     def pair(self, a: str, b: str) -> Optional[Pair]:

@@ -13,7 +13,7 @@ fails at step ``fault_step``:
 The other ranks wait in the AllReduce (or, with ``stage: connect``, in its link setup)
 and fail only when HCCL's timeout expires, half an hour later by default. What each
 rank writes follows the HCCL fault-diagnosis guide (hicann/hccl
-docs/zh/user_guide/fault_diagnosis/*.md; formats-plog-errors.md §5): heartbeat verdicts
+docs/zh/user_guide/fault_diagnosis/*.md, https://github.com/hicann/hccl/blob/09300b70df9a031339f08e5f2ca06d7bf294d009/docs/zh/user_guide/fault_diagnosis/debug_thinking.md): heartbeat verdicts
 (``crimer rank``, ``Cluster Exception Location``) where the CANN release has them, the
 three ``Task run failed`` lines, ``EI0002`` naming the peer waited for (``remote rank``),
 or for link setup ``wait socket establish timeout``, ``LINK_ERROR_INFO``,

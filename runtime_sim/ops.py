@@ -1,7 +1,7 @@
 """Running an aten / torch_npu op on the simulated NPU, as the installed versions allow.
 
 What happens to an op is decided by the op-support data of the process's torch_npu
-release (``compat_matrix.op_support``; op-compat.md §1-§3):
+release (``compat_matrix.op_support``):
 
 - an NPU kernel exists -> its kernel is launched (op_api / aclnn first, else acl_op);
   - a dtype outside the aclnn's support list on this chip -> the aclnn parameter check

@@ -1,7 +1,7 @@
 """Container checks: is this a container, and does it carry what the NPU runtime needs.
 
-The mounts a manual ``docker run`` needs are listed in
-shared/reference/formats-install-compat.md §2.7 (vllm-ascend installation guide).
+The mounts a manual ``docker run`` needs are listed in the vllm-ascend installation guide
+(https://github.com/vllm-project/vllm-ascend/blob/main/docs/source/installation.md).
 """
 from __future__ import annotations
 

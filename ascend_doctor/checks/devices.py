@@ -1,6 +1,10 @@
 """NPU device checks: npu-smi, health, device nodes and their permissions, who holds a card.
 
-Formats and device facts: shared/reference/formats-install-compat.md §1 and §2.6-2.8.
+Formats and device facts: npu-smi (samples in tests/check/data/npu_smi/SOURCES.md;
+health values https://hiascend.com/document/detail/zh/Atlas%20200I%20A2/24.1.RC3/RC/driverdevelopmentguide/atlasdg_11_0151.html), device nodes
+and owner (https://github.com/verylucky01/driver/blob/master/scripts/package/driver/common/scripts/install.sh),
+containers (https://github.com/Ascend/mind-cluster/blob/master/docs/en/scheduling/usage/containerization/02_usage_on_the_docker_client.md),
+device selection (https://www.hiascend.com/document/detail/zh/CANNCommunityEdition/910/maintenref/envvar/envref_07_0028.html).
 """
 from __future__ import annotations
 

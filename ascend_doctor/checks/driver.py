@@ -1,6 +1,8 @@
 """Driver and firmware checks.
 
-Files: shared/reference/formats-install-compat.md §2.1-2.3; kernel modules §2.6.
+Files: driver and firmware version.info (https://github.com/Ascend/mind-cluster/blob/master/component/ascend-faultdiag/test/st_testcase/modelarts-job-testdt/ascend/environment_check/worker-0/npu_info_before.txt),
+/etc/ascend_install.info (https://github.com/Ascend/ascend-docker-image/blob/master/all-in-one/ascend_install.info);
+kernel modules (https://github.com/verylucky01/driver/blob/master/scripts/package/custom/driver/common/scripts/deal_ko.sh).
 """
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """Environment checks: set_env.sh sourced, device-selection variables, the plog directory.
 
-Variables set_env.sh exports: shared/reference/formats-install-compat.md §2.4;
-device variables §2.7-2.8; log path: formats-plog-errors.md §1.1.
+Variables set_env.sh exports: https://www.hiascend.com/document/detail/zh/canncommercial/800/softwareinst/instg/instg_0064.html;
+device variables: https://www.hiascend.com/document/detail/zh/CANNCommunityEdition/910/maintenref/envvar/envref_07_0028.html;
+log path: https://github.com/hicann/runtime/blob/681ef7610df13c8128982901142a2c869ddbb53e/docs/zh/log_ref/viewing_logs_ep.md.
 """
 from __future__ import annotations
 

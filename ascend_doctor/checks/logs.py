@@ -1,7 +1,7 @@
 """Logs checks: recent ERROR incidents in the host's CANN application logs (plog).
 
 The log root is ``$ASCEND_PROCESS_LOG_PATH``, else ``$ASCEND_WORK_PATH``, else
-``$HOME/ascend/log`` of the judged user (formats-plog-errors.md §1.1, §1.3). The newest
+``$HOME/ascend/log`` of the judged user (https://github.com/hicann/runtime/blob/681ef7610df13c8128982901142a2c869ddbb53e/docs/zh/log_ref/viewing_logs_ep.md). The newest
 processes' plog and device logs are read through the Host and triaged; what they show is
 a past failure, so it is reported as a warning with its root cause and fix.
 """

@@ -1,8 +1,8 @@
 """CANN toolkit checks: found (either layout), built for this machine, accepted by the
 driver, and carrying the operator kernels for this machine's chip.
 
-Layouts: shared/reference/formats-install-compat.md §2.4 (ascend-toolkit, <= 8.3) and
-§2.5 (cann-<ver>, >= 8.5).
+Layouts: ascend-toolkit, <= 8.3 (https://www.hiascend.com/document/detail/zh/canncommercial/800/softwareinst/instg/instg_0064.html) and
+cann-<ver>, >= 8.5 (https://www.hiascend.com/document/detail/en/canncommercial/850/softwareinst/instg/instg_0064.html).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Which allocator setting to use, for which verdict, on which torch_npu.
 
-The order follows memory-fragmentation.md §6: expandable segments first (if the
+The order: expandable segments first (if the
 release line has them and they are not on already), then max_split_size_mb sized below
 the failing request, with garbage_collection_threshold and a per-process memory fraction
 for memory starved by PyTorch's own cache. The data (release lines, caveats, sources)

@@ -11,7 +11,7 @@ from .stats import StatsFacts
 from .units import MiB, format_size
 
 PENDING_NOTE_BYTES = 512 * MiB  # freed memory still waiting for other streams worth a note
-ROUNDING_NOTE_SHARE = 0.05  # rounding waste worth a note (memory-fragmentation.md §3.4)
+ROUNDING_NOTE_SHARE = 0.05  # rounding waste worth a note
 
 NO_SNAPSHOT_HELP = ("impossible_size", "host_memory", "driver_alloc", "fraction_limit")
 

@@ -1,8 +1,8 @@
 """What logs say about memory: out-of-memory messages, cache flushes, allocator settings.
 
 One scan collects, from pasted text or from files (directories, ``.gz``, tar archives
-and stdin, read the way triage reads them), everything memory-fragmentation.md §6 asks
-for:
+and stdin, read the way triage reads them), everything the OOM
+verdict uses:
 
 * every out-of-memory message (``parsers.oom_text``), with file, line and pid;
 * failures below PyTorch's allocator: ``EL0004``, ``207001``, ``drvRetCode=6``,

@@ -1,4 +1,4 @@
-"""The decision rules for one out-of-memory event (memory-fragmentation.md §2.4, §3.4).
+"""The decision rules for one out-of-memory event.
 
 Q = the size the allocator tried to get (``Tried to allocate`` prints the segment size),
 F = free device memory, A = allocated, R = reserved, G = R - A (cached but unused),

@@ -1,6 +1,6 @@
 """Memory snapshots: what the caching allocator held, block by block.
 
-Accepted (memory-fragmentation.md §3.2):
+Accepted:
 
 * ``torch.npu.memory._snapshot()`` / ``torch.cuda.memory._snapshot()``:
   ``{"segments": [...], "device_traces": [[...], ...]}`` -- pickled by

@@ -12,7 +12,7 @@ Accepted, in a file or as text:
   summary" and CUDA's). Its sizes are floor-divided integers ("1062 MB" is
   1062..1063 MiB), which the facts keep as an error margin.
 
-Key names are the real flattened ones (memory-fragmentation.md §3.1): the core arrays
+Key names are the real flattened ones: the core arrays
 ``{allocation, segment, active, inactive_split, allocated_bytes, reserved_bytes,
 active_bytes, inactive_split_bytes, requested_bytes}.{all,large_pool,small_pool}.
 {current,peak,allocated,freed}`` and the scalars ``num_alloc_retries``, ``num_ooms``,

@@ -24,7 +24,7 @@ from .snapshot import SnapshotFacts
 from .stats import StatsFacts
 from .units import GiB, MiB, Size, format_size, ratio
 
-# memory-fragmentation.md §3.4 (suggested defaults): stranded memory worth a warning
+# Suggested defaults: stranded memory worth a warning
 STRANDED_WARN_BYTES = GiB
 STRANDED_WARN_SHARE = 0.10
 

@@ -6,7 +6,7 @@ Status of an op on a release, from best to worst:
   as one NPU kernel (e.g. the children of ``aten::scaled_dot_product_attention``);
 - ``npu``: the release registers an NPU kernel (path: acl_op / op_api / both / torch_npu);
 - ``decomposed``: no NPU kernel, but PyTorch has a Composite kernel: the op runs as its
-  parts, which are judged on their own (op-compat.md 2.3: "removed" is not "unsupported");
+  parts, which are judged on their own ("removed" is not "unsupported");
 - ``unknown``: the data cannot tell (an op PyTorch's table does not know, a third-party
   namespace);
 - ``tocpu``: op-plugin sends it to the CPU on purpose (torch <= 2.0);

@@ -1,6 +1,6 @@
 """Record the ops a PyTorch program runs, on CPU, without an NPU (needs torch).
 
-Two dispatch-mode layers work together (op-compat.md section 4):
+Two dispatch-mode layers work together:
 
 - a kernel layer (a ``TorchDispatchMode``) sees every op that reaches backend dispatch, with
   its exact overload name (the keys of the op-support data), input dtypes and shapes, in

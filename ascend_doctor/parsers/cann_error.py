@@ -1,8 +1,8 @@
 """CANN error-message blocks (``EZ9999: Inner Error!`` ... ``TraceBack``) as records.
 
 The block is what ``aclGetRecentErrMsg()`` returns and frameworks print. Its shape
-changed over CANN releases (shared/reference/formats-plog-errors.md §2.2, emitter
-hicann/runtime ``src/dfx/error_manager/error_manager.cc``); every one is accepted:
+changed over CANN releases (emitter
+https://github.com/hicann/runtime/blob/681ef7610df13c8128982901142a2c869ddbb53e/src/dfx/error_manager/error_manager.cc); every one is accepted:
 
 - legacy (2023):   ``EH9999: Inner Error!`` / ``EH9999  <msg>`` (two spaces)
 - 2024:            ``EZ9999: 2024-06-28-13:05:55.631.066  <msg>``

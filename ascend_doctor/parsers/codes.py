@@ -2,7 +2,7 @@
 
 The one extractor of codes: triage reads events with it and the knowledge base maps its
 results to table keys (``ascend_doctor.kb.codes``). The same number means different things
-by where it stands (shared/reference/formats-plog-errors.md §3, §6): ``error code is 507035``
+by where it stands (https://github.com/hicann/runtime/blob/681ef7610df13c8128982901142a2c869ddbb53e/docs/zh/api_ref/25-01_aclError.md): ``error code is 507035``
 is an aclError, but ``HCCL function error: ..., error code is 6`` is an HcclResult and
 ``drvRetCode=6`` a drvError_t; ``retCode=0x2a, [aicpu exception]`` is a task-scheduler code
 read through its bracketed reason, while ``retCode=0x7020014`` (or ``ret=118554641`` in

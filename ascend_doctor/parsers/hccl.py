@@ -1,7 +1,7 @@
 """HCCL lines that say which rank failed first, which rank a process is, and what it ran.
 
-Facts from shared/reference/formats-plog-errors.md §5 (HCCL fault-diagnosis guide,
-hicann/hccl ``docs/zh/user_guide/fault_diagnosis/``):
+Facts from the HCCL fault-diagnosis guide (hicann/hccl ``docs/zh/user_guide/fault_diagnosis/``,
+https://github.com/hicann/hccl/blob/09300b70df9a031339f08e5f2ca06d7bf294d009/docs/zh/user_guide/fault_diagnosis/debug_thinking.md):
 
 - HCCL's own verdicts: ``Cluster Exception Location[IP/ID]:[ip/dev] ... ExceptionType:[...]``,
   run-log ``local rank [..]: crimer rank [ip/rank] status[LOST|STUCK|ERROR CQE] by informer rank [..]``,

@@ -1,6 +1,6 @@
 """Parser for ``npu-smi info`` tables and npu-smi failure text.
 
-One parser for every table dialect in shared/reference/formats-install-compat.md §1:
+One parser for every published table dialect (samples in tests/check/data/npu_smi/SOURCES.md):
 910B/A2 and the 910 family, A3 (two chips per card, ``Chip Phy-ID``), 310P/310B
 (``Chip Device``, no HBM column), newer drivers with the ``Process id in container``
 column, and the 950 layout (``NPU ID | Name | Health``). Rows are split on ``|`` and

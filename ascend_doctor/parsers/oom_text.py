@@ -1,6 +1,6 @@
 """Out-of-memory messages of torch_npu and of PyTorch on CUDA/ROCm, with their numbers.
 
-Templates (shared/reference/formats-plog-errors.md §4.4, memory-fragmentation.md §2):
+Templates (https://github.com/Ascend/pytorch/blob/9e73e708ab9350d203475609f36f8a43f6a0c2ab/torch_npu/csrc/core/npu/NPUCachingAllocator.cpp):
 torch_npu caching allocator (``...reserved in total by PyTorch) If reserved`` before
 26.0.0, ``...PyTorch).If reserved`` after), the fraction-limit rejection, the 1 EB
 guard, the workspace allocator, GE's first-op ``NPU out of memory. device id: N``,
@@ -8,7 +8,7 @@ pinned host memory (``Rried`` is in the original); CUDA's "cached" (1.0-1.3),
 "reserved in total" (1.4-2.0) and "GPU d has a total capacity" (2.1+) forms, the last
 also as ROCm's ``HIP out of memory``.
 
-``classify`` applies the decision rules of memory-fragmentation.md §2.4
+``classify`` applies the decision rules
 (``ascend_doctor.memory.rules``) and returns the shared category; ``reading`` gives
 the numbers with their printing error for callers that want the full decision.
 """
@@ -166,7 +166,7 @@ def parse_oom(text: str) -> Optional[OomRecord]:
         return OomRecord(kind="cuda", template="cuda_2x", text=text.strip(), device=num(m.group("dev")),
                          requested=size_to_bytes(m.group("req")), total=size_to_bytes(m.group("total")),
                          # "allocated by PyTorch" includes private pools; "reserved but unallocated" is the
-                         # rest of reserved outside them (memory-fragmentation.md §2.1)
+                         # rest of reserved outside them
                          allocated=alloc, free=size_to_bytes(m.group("free")), reserved=alloc + unalloc,
                          allowed=size_to_bytes(allowed_m.group("allowed")) if allowed_m else None,
                          exception=exc, private_pools=private or None,

@@ -1,7 +1,7 @@
 """plog lines: ``[LEVEL] MODULE(PID,PNAME):TIMESTAMP [FILE:LINE]BODY`` and their file names.
 
-Facts from shared/reference/formats-plog-errors.md §1 (emitter format strings in
-hicann/runtime ``src/dfx/log/liblog``): the level may be a number, the module a
+Facts from the CANN log reference (https://github.com/hicann/runtime/blob/681ef7610df13c8128982901142a2c869ddbb53e/docs/zh/log_ref/log_overview.md)
+and the emitter format strings in hicann/runtime ``src/dfx/log/liblog``: the level may be a number, the module a
 number, the process name empty; spaces after the level, after the timestamp and
 after ``]`` of the file field vary; each module lays out its body its own way
 (tid glued to ``]`` for RUNTIME/GE/ASCENDCL/FE/APP, `` [tid]`` for HCCL,

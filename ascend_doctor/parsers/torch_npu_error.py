@@ -1,6 +1,6 @@
 """torch_npu's own error text: the ``ERRmmccc`` banner and the lines around it.
 
-Formats from shared/reference/formats-plog-errors.md §4 (torch_npu
+Formats from torch_npu (https://github.com/Ascend/pytorch/blob/9e73e708ab9350d203475609f36f8a43f6a0c2ab:
 ``NPUException.{h,cpp}``, ``_error_code.py``, ``NPUQueue.cpp``, ``ProcessGroupHCCL.cpp``):
 
 - banner  ``[ERROR] 2025-04-29-18:46:11 (PID:1066924, Device:1, RankID:-1) ERR00100 PTA call acl api failed``
@@ -12,12 +12,12 @@ Formats from shared/reference/formats-plog-errors.md §4 (torch_npu
 - async   ``The Inner error is reported as above ... the current working operator name is Op``
 - HCCL watchdog ``[Rank 1] Watchdog caught collective operation timeout: WorkHCCL(SeqNum=..., OpType=...``
 - device faults ``UCE ERROR``, ``HBM MULTI BIT ECC ERROR``, ``FORCE STOP``, ... (NPUQueue deviceErrorMap)
-- CPU fallback warning (op-compat.md §3, ``VariableFallbackKernel.cpp`` ``npu_cpu_fallback``)
+- CPU fallback warning (``VariableFallbackKernel.cpp`` ``npu_cpu_fallback``)
           ``Warning: CAUTION: The operator 'aten::X' is not currently supported on the NPU backend
           and will fall back to run on the CPU. ...``, printed once per operator and process
 - no kernel at all (PyTorch's dispatcher, e.g. after a fallback to a CPU that lacks the op too)
           ``Could not run 'aten::X' with arguments from the 'CPU' backend``
-- allocator cache flush (memory-fragmentation.md §1.8, ``NPUCachingAllocator`` malloc), harmless
+- allocator cache flush (``NPUCachingAllocator`` malloc), harmless
           by itself: ``Get a block from the existing pool failed. Try to free cached blocks and reallocate.``
 """
 from __future__ import annotations

@@ -5,7 +5,9 @@
 - ``/etc/ascend_install.info``
 - CANN ``<arch>-linux/ascend_toolkit_install.info`` (and its siblings)
 
-Formats: shared/reference/formats-install-compat.md §2.1-2.5.
+Formats: driver and firmware version.info (https://github.com/Ascend/mind-cluster/blob/master/component/ascend-faultdiag/test/st_testcase/modelarts-job-testdt/ascend/environment_check/worker-0/npu_info_before.txt),
+/etc/ascend_install.info (https://github.com/Ascend/ascend-docker-image/blob/master/all-in-one/ascend_install.info), toolkit install info
+(https://github.com/vllm-project/vllm-ascend/issues/1047, https://github.com/Ascend/mind-cluster/blob/master/docs/en/faultdiag/user_guide/03_collecting_logs.md).
 """
 from __future__ import annotations
 

@@ -3,10 +3,11 @@
 ``ASCEND_RT_VISIBLE_DEVICES`` (runtime): comma-separated *logical* ids in ascending order;
 parsing stops at the first invalid character or id, so ``1, 2,3`` selects only ``1`` and
 ``1,3,8`` on an 8-device machine selects ``1,3``
-(hiascend envref_07_0028, quoted in shared/reference/formats-install-compat.md §2.8).
+(hiascend envref_07_0028, https://www.hiascend.com/document/detail/zh/CANNCommunityEdition/910/maintenref/envvar/envref_07_0028.html).
 
 ``ASCEND_VISIBLE_DEVICES`` (Ascend Docker Runtime): *physical* ids as ``0``, ``1,3``, ``0-2``,
-``0-2,4`` or names such as ``Ascend910-1``; ``void`` or empty mounts nothing (§2.7).
+``0-2,4`` or names such as ``Ascend910-1``; ``void`` or empty mounts nothing
+(https://github.com/Ascend/mind-cluster/blob/master/docs/en/scheduling/usage/containerization/02_usage_on_the_docker_client.md).
 """
 from __future__ import annotations
 

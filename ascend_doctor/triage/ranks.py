@@ -1,7 +1,7 @@
 """Which rank failed first in a multi-rank job, and why we think so.
 
-The order of evidence follows the HCCL fault-diagnosis guide (formats-plog-errors.md
-§5.3): HCCL's own verdict lines first (``crimer rank``, ``Cluster Exception Location``,
+The order of evidence follows the HCCL fault-diagnosis guide (hicann/hccl,
+https://github.com/hicann/hccl/blob/09300b70df9a031339f08e5f2ca06d7bf294d009/docs/zh/user_guide/fault_diagnosis/debug_thinking.md): HCCL's own verdict lines first (``crimer rank``, ``Cluster Exception Location``,
 ``CONNECT TIMEOUT DETECT RESULT``, ``Failed to connect agent``); then a rank whose first
 failure is not a timeout (it failed, the others waited); then the peer that the
 waiting ranks name (``remote rank: [N]``); then ranks that logged no error at all

@@ -1,4 +1,4 @@
-"""Triage output: JSON (the DESIGN.md contract), plain text and Markdown."""
+"""Triage output: JSON (the contract in README.md, "Machine output"), plain text and Markdown."""
 from __future__ import annotations
 
 import json

@@ -1,7 +1,7 @@
 """Which PyTorch kernels an aten op has, from a table generated from PyTorch itself.
 
-An op missing from a torch_npu release's list is not automatically unsupported
-(op-compat.md section 2.3): if PyTorch has a Composite kernel for it, that kernel runs on
+An op missing from a torch_npu release's list is not automatically unsupported:
+if PyTorch has a Composite kernel for it, that kernel runs on
 the NPU and calls other ops; only an op with backend-only kernels (CPU/CUDA/Meta) and no
 NPU kernel goes to the CPU fallback. The table was made with
 ``python -m compat_matrix.op_support.regenerate dispatch`` (see ``how`` in the file) for

@@ -1,10 +1,10 @@
 """What the data knows about an op's dtypes on the NPU.
 
-The torch_npu op lists carry no dtype information (op-compat.md 4.3): per-op dtype limits
+The torch_npu op lists carry no dtype information: per-op dtype limits
 live in the CANN aclnn documentation, per chip and per CANN version, and are not part of
 this data set yet. What is known for every op: NPU kernels are built for
 float16/bfloat16/float32 and integer types, so float64 and complex inputs deserve a
-warning whatever the op (op-compat.md 6.5). ``judge`` returns ``(supported, note)``;
+warning whatever the op. ``judge`` returns ``(supported, note)``;
 ``supported`` stays None because no per-op list says yes or no.
 """
 from __future__ import annotations

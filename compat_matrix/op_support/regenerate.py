@@ -15,10 +15,10 @@ Three inputs, three sub-commands; each rewrites only what it owns and then the i
               ``--compatibility-md`` also re-reads the wheel/branch/CANN table from the branch
               ``master`` ``COMPATIBILITY.en.md`` of the pytorch clone.
 
-``reference`` rebuild from reduced files in the format of ``shared/reference/op-support/``
+``reference`` rebuild from reduced files in the reduced op-support format
               (``<branch>.yaml`` with a ``meta`` block and ``ops``; ``release-map.yaml``)::
 
-                  python -m compat_matrix.op_support.regenerate reference /work/shared/reference/op-support
+                  python -m compat_matrix.op_support.regenerate reference DIR
 
 ``wheels``    (not here: ``python -m tools.harvest_wheels --wheel-dir DIR`` from a checkout) reads
               the registration every published torch-npu wheel ships
@@ -370,7 +370,7 @@ def cmd_upstream(args: argparse.Namespace) -> int:
 
 
 def parse_reduced_yaml(text: str) -> Tuple[Dict[str, Any], Dict[str, Tuple[List[str], List[str], Optional[str]]]]:
-    """A file in the shared/reference/op-support format -> (meta, ops)."""
+    """A file in the reduced op-support format -> (meta, ops)."""
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -454,7 +454,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     up.add_argument("--compatibility-md", action="store_true", help="re-read the release map from COMPATIBILITY.en.md")
     up.add_argument("--compatibility-rev", default="master", help="revision of COMPATIBILITY.en.md (default master)")
     up.add_argument("branches", nargs="+", help="release branches, e.g. v2.7.1-26.1.0")
-    ref = sub.add_parser("reference", help="rebuild from reduced yaml files (shared/reference/op-support format)")
+    ref = sub.add_parser("reference", help="rebuild from reduced yaml files (reduced op-support format)")
     ref.add_argument("directory")
     sub.add_parser("dispatch", help="regenerate the aten dispatch-kernel table from the installed torch")
     args = p.parse_args(argv)

@@ -10,7 +10,7 @@ The wheel/branch/CANN rows come from Ascend/pytorch ``COMPATIBILITY.en.md`` (see
 ``index.json`` ``release_map``). When several branches share a release line (one per
 PyTorch version), a PyTorch hint picks one; without data for the exact branch the nearest
 PyTorch minor of the same release line is used and the substitution is said in ``note``
-(the op set of a release line barely changes with the PyTorch minor, op-compat.md 2.2).
+(the op set of a release line barely changes with the PyTorch minor).
 
 This module keeps its own small normalisation; the version grammar of ``compat_matrix``
 can replace ``_norm_*`` without changing the interface.

@@ -71,7 +71,7 @@ class Release:
     @property
     def has_cpu_fallback(self) -> bool:
         """torch_npu for torch >= 2.1 sends ops without an NPU kernel to the CPU (with a warning);
-        for torch <= 2.0 such an op is an error (op-compat.md section 3)."""
+        for torch <= 2.0 such an op is an error."""
         return self.torch_tuple >= (2, 1)
 
     def to_json(self) -> Dict[str, Any]:

@@ -4,7 +4,7 @@
     host = build("set_env_not_sourced", "/tmp/h")   # -> BuiltHost(.root, .env_file, .scenario)
     # ascend-doctor check --root /tmp/h --env-file /tmp/h/user.env
 
-What the tree holds (formats: shared/reference/formats-install-compat.md)
+What the tree holds (formats: the public samples cited in ascend_doctor/parsers/version_info.py)
 - ``/usr/local/Ascend/driver/version.info``, ``firmware/version.info``,
   ``/etc/ascend_install.info``, driver ``lib64`` libraries, ``/usr/local/dcmi``;
 - the CANN toolkit in its release's layout (``ascend-toolkit/<ver>`` + ``latest`` for

@@ -35,7 +35,7 @@ def write_driver(tree: Tree, plan: HostPlan) -> None:
 
 
 def install_info(plan: HostPlan) -> str:
-    """/etc/ascend_install.info as the driver and firmware installers leave it (§2.3)."""
+    """/etc/ascend_install.info as the driver and firmware installers leave it."""
     base = plan.install_base
     lines = [
         "UserName=HwHiAiUser",

@@ -5,7 +5,7 @@ Column widths are those of real captures (tests render the captured values and c
 byte for byte): dialect ``a2`` is the 98-column 910B / Atlas A2 table
 (vllm-project/vllm-ascend#6512, #1895); dialect ``310p`` is the 106-column table of
 310P cards on 25.x drivers (vllm-project/vllm-ascend#6842). Field layouts of the key/value
-subcommands follow formats-install-compat.md §1.3 (8-space indent, key padded to 31).
+subcommands follow the published samples (8-space indent, key padded to 31).
 """
 from __future__ import annotations
 

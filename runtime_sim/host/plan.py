@@ -17,7 +17,7 @@ from runtime_sim.scenarios.schema import Scenario
 from .catalog import Chip, HostCatalog, Toolkit, VersionFile, host_catalog
 
 HW_USER = "HwHiAiUser"
-ROOT_UID_HW = 1000  # uid/gid the Ascend images give HwHiAiUser (formats-install-compat.md §2.6)
+ROOT_UID_HW = 1000  # uid/gid the Ascend images give HwHiAiUser (https://github.com/Ascend/ascend-docker-image/blob/master/Dockerfile/latest/common/ascend-infer/Dockerfile)
 CONTROL_NODES = ("davinci_manager", "devmm_svm", "hisi_hdc")
 EXTRA_NODES_910B = ("devmm_svm_agent", "dvpp_cmdlist")
 

@@ -3,7 +3,7 @@
 Device nodes are regular files standing in for character devices (the Host reads
 their mode and owner with stat; ascend_doctor/host.py). Mode 0660, or 0666 when the
 driver was installed for all users, owner and group HwHiAiUser (driver installer,
-formats-install-compat.md §2.6).
+https://github.com/verylucky01/driver/blob/master/scripts/package/driver/common/scripts/install.sh).
 """
 from __future__ import annotations
 

@@ -3,8 +3,9 @@
 ≤ 8.3: ``<base>/ascend-toolkit/<ver>`` with a ``latest`` link and ``ascend-toolkit/set_env.sh``;
 ≥ 8.5: ``<base>/cann-<ver>`` with a ``cann`` link and ``cann-<ver>/set_env.sh`` (the old
 ``ascend-toolkit/latest`` path kept as a compatibility link). Version files per
-formats-install-compat.md §2.4-2.5; the variables set_env.sh exports per the same §2.4
-table (order of LD_LIBRARY_PATH entries as printed on real 8.x and 8.5 hosts,
+the CANN install guides (https://www.hiascend.com/document/detail/zh/canncommercial/800/softwareinst/instg/instg_0064.html,
+https://www.hiascend.com/document/detail/en/canncommercial/850/softwareinst/instg/instg_0064.html); the variables
+set_env.sh exports (order of LD_LIBRARY_PATH entries as printed on real 8.x and 8.5 hosts,
 vllm-project/vllm-ascend#6512 and #6842).
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A process records error messages as it fails (``CannMessage``, oldest first); the block
 is what ``aclGetRecentErrMsg()`` returns and torch_npu appends to its exceptions.
-Rules (RT ``src/dfx/error_manager/error_manager.cc``; formats-plog-errors.md §2.2):
+Rules (RT ``src/dfx/error_manager/error_manager.cc``):
 
 - if an *external* code (``XX0001``..``XX8999``) was recorded, the first one heads the
   block, followed by its ``Possible Cause`` / ``Solution`` (never ``N/A``);

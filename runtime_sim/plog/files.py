@@ -1,6 +1,6 @@
 """The on-disk layout of CANN application logs, with the real rotation rules.
 
-Layout (RT ``docs/zh/log_ref/viewing_logs_ep.md``; formats-plog-errors.md §1.1)::
+Layout (RT ``docs/zh/log_ref/viewing_logs_ep.md``)::
 
     <root>/debug/plog/plog-<pid>_<YYYYMMDDhhmmssmmm>.log
     <root>/debug/device-<id>/device-<pid>_<YYYYMMDDhhmmssmmm>.log
@@ -51,7 +51,7 @@ class LogSettings:
     ``ASCEND_GLOBAL_LOG_LEVEL`` 0..4 (invalid -> 3); ``ASCEND_MODULE_LOG_LEVEL``
     ``MOD=lvl:MOD=lvl`` (any syntax error or unknown module disables the whole setting);
     ``ASCEND_GLOBAL_EVENT_ENABLE`` 0/1 (default 1); ``ASCEND_HOST_LOG_FILE_NUM`` [1, 1000]
-    (invalid -> 10). Sources: RT ``docs/zh/env_vars/*.md`` (formats-plog-errors.md §1.3).
+    (invalid -> 10). Sources: RT ``docs/zh/env_vars/*.md``.
     """
 
     def __init__(self, global_level: int = 3, module_levels: Optional[Dict[str, int]] = None,

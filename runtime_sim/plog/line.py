@@ -1,11 +1,11 @@
 """One plog line, and the body conventions of each module.
 
-Line (RT ``src/dfx/log/liblog/slog/dlog_message.c``; formats-plog-errors.md §1.2):
+Line (RT ``src/dfx/log/liblog/slog/dlog_message.c``):
 
     [LEVEL] MODULE(PID,PNAME):YYYY-MM-DD-hh:mm:ss.mmm.uuu [FILE:LINE]BODY
 
 The body after ``[file:line]`` is written by the module itself; each module has its own
-habit (formats-plog-errors.md §1.2 table). The helpers below produce exactly those
+habit. The helpers below produce exactly those
 shapes so callers never hand-assemble separators.
 """
 from __future__ import annotations

@@ -4,7 +4,9 @@ Simulated time is an ``int`` count of microseconds since the Unix epoch, read as
 host's wall clock (no time zone is applied: plog prints local time and the simulated
 host's local time is whatever the scenario says it is).
 
-Formats (shared/reference/formats-plog-errors.md §1.1, §1.2, §4.1, §5.2):
+Formats (https://github.com/hicann/runtime/blob/681ef7610df13c8128982901142a2c869ddbb53e/docs/zh/log_ref/log_overview.md,
+https://github.com/Ascend/pytorch/blob/9e73e708ab9350d203475609f36f8a43f6a0c2ab/torch_npu/csrc/core/npu/NPUException.cpp,
+https://github.com/hicann/hccl/blob/09300b70df9a031339f08e5f2ca06d7bf294d009/docs/zh/user_guide/fault_diagnosis/task_exec_stage.md):
 - plog line        ``2024-07-04-14:14:25.036.721``   (date-time . ms . us)
 - plog file name   ``20220617234019449``            (17 digits, ms)
 - torch_npu banner ``2025-04-29-18:46:11``          (seconds)
@@ -82,8 +84,8 @@ def glog_ts(ts_us: int, extra_ns: int = 0) -> str:
     """Date part of c10 warnings after the level letter: ``730 06:16:22.869118032``.
 
     Month unpadded, day padded, nanoseconds (``[W730 06:16:22.869118032 ...]``,
-    ``[W107 21:14:04.201960667 ...]`` — shared/reference/formats-plog-errors.md §4.2,
-    op-compat.md §3). The simulated clock has microseconds; ``extra_ns`` fills the rest.
+    ``[W107 21:14:04.201960667 ...]`` — https://github.com/vllm-project/vllm-ascend/issues/692,
+    vllm-project/vllm-omni PR #755). The simulated clock has microseconds; ``extra_ns`` fills the rest.
     """
     tm, micros = _split(ts_us)
     return "%d%02d %02d:%02d:%02d.%06d%03d" % (

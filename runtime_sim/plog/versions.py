@@ -35,7 +35,7 @@ def release_at_least(text: str, floor: str) -> bool:
 
 
 # Wheel -> Ascend Extension release line, from the saved release map
-# (shared/reference/op-support/release-map.yaml, source Ascend/pytorch COMPATIBILITY.en.md).
+# (Ascend/pytorch COMPATIBILITY.en.md, https://github.com/Ascend/pytorch/blob/b48e64812a56717e36110acd4f8f3cb748cbed9d/COMPATIBILITY.en.md).
 _WHEEL_LINES = {
     "2.12.0": "26.1.0", "2.11.0": "26.1.0", "2.10.0.post4": "26.1.0", "2.9.0.post6": "26.1.0",
     "2.7.1.post8": "26.1.0", "2.9.0.post2": "26.0.0", "2.8.0.post4": "26.0.0",

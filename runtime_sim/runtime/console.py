@@ -1,7 +1,7 @@
 """The text torch_npu puts on the user's terminal when an NPU call fails.
 
 Every builder returns the exact lines a user would paste, version-dependent through
-``Stack``. Shapes (formats-plog-errors.md §4; op-compat.md §3):
+``Stack``. Shapes (torch_npu, https://github.com/Ascend/pytorch/blob/9e73e708ab9350d203475609f36f8a43f6a0c2ab):
 
 ``NPU_CHECK_ERROR`` (PT ``NPUException.h``)::
 
@@ -102,7 +102,7 @@ def warn_prefix(stack: Stack, ts_us: int, src: str, extra_ns: int = 0) -> str:
 
 
 def fallback_warning(stack: Stack, op: str, ts_us: int, extra_ns: int = 0) -> str:
-    """The CPU-fallback warning, printed once per op (op-compat.md §3; Ascend/pytorch
+    """The CPU-fallback warning, printed once per op (Ascend/pytorch
     docs/zh/user_guide/troubleshooting/troubleshooting_cases/unsupported_op_called.md)."""
     src = stack.rules["fallback_file"]
     return ("%sWarning: CAUTION: The operator '%s' is not currently supported on the NPU "
@@ -113,7 +113,7 @@ def fallback_warning(stack: Stack, op: str, ts_us: int, extra_ns: int = 0) -> st
 def async_inner_error(stack: Stack, op_type: str, ts_us: int, where: Where,
                       messages: Sequence[CannMessage]) -> str:
     """The task queue's report of a failure found after the op was launched (PT
-    ``NPUQueue.cpp``; formats-plog-errors.md §4.5)."""
+    ``NPUQueue.cpp``; https://github.com/hiyouga/LlamaFactory/issues/3670)."""
     if stack.rules["inner_error_style"] == "old":
         lines = ["RuntimeError: The Inner error is reported as above.",
                  " Since the operator is called asynchronously, the stacktrace may be inaccurate. "
@@ -138,7 +138,7 @@ def async_inner_error(stack: Stack, op_type: str, ts_us: int, where: Where,
 def aclnn_error(stack: Stack, ctx: str, ctx_line: int, api: str, code: int, ts_us: int,
                 where: Where, messages: Sequence[CannMessage]) -> str:
     """An aclnn call that returned an error, in the op-plugin wording of this release
-    (formats-plog-errors.md §4.3)."""
+    (Ascend/op-plugin ``op_plugin/utils/op_api_common.h``)."""
     rules = stack.rules
     if rules["aclnn_style"] == "check":
         return check_error(stack, ctx, ctx_line, "call %s failed" % api, code, ts_us, where,

@@ -79,7 +79,7 @@ class Stack:
 
     @property
     def oom_exception(self) -> str:
-        """torch.OutOfMemoryError from 26.0.0, RuntimeError before (memory-fragmentation.md §2.2)."""
+        """torch.OutOfMemoryError from 26.0.0, RuntimeError before (NPUCachingAllocator.cpp by release line)."""
         return ("torch.OutOfMemoryError" if release_key(self.line) >= release_key("26.0.0")
                 else "RuntimeError")
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-# The doctor's taxonomy (DESIGN.md), repeated because runtime_sim never imports the doctor;
+# The doctor's categories (docs/triage.md), repeated because runtime_sim never imports the doctor;
 # tests/runtime_sim/test_scenarios_taxonomy.py keeps the two equal.
 CATEGORIES = (
     "driver_init",

@@ -186,7 +186,7 @@ def test_release_map_of_op_support_agrees():
         assert same or b.contradiction, "release map disagrees without a contradiction id: %r" % r
 
 
-# The audit's corrections (compat_matrix_audit.md §3), one line each.
+# The audit's corrections (see the header of compat_matrix/data/torch_npu.yaml), one line each.
 AUDIT = [
     ("2.12.0", "3.10", "3.13", "9.1.0", "active"),
     ("2.11.0", "3.10", "3.13", "9.1.0", "active"),

@@ -1,4 +1,4 @@
-"""The research notes' YAML tables (copied into data/reference/), parsed once per test run."""
+"""The code tables in data/reference/ (see its README), parsed once per test run."""
 from __future__ import annotations
 
 import functools

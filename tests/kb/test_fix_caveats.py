@@ -2,8 +2,8 @@
 builds is never given as a command, and where the text mentions it, it says which builds.
 
 TORCH_NPU_FALLBACK_CPU_DISABLE is read only by torch_npu master since 2026-08-20 and by no
-release branch up to v2.12.0-26.1.0 (shared/reference/op-compat.md §1 item 4 and §3,
-https://github.com/Ascend/pytorch commit f2e1583e).
+release branch up to v2.12.0-26.1.0 (https://github.com/Ascend/pytorch
+commit f2e1583e).
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """OOM numbers decide fragmentation vs memory held elsewhere vs plain capacity (the KB's
 conditions ask ascend_doctor.memory.rules, the one decision triage and `oom` use too).
 
-Cases are the torch_npu OOM messages collected in the research notes (memory-fragmentation
-section 2.2, each from a public issue) with the reading the notes give them.
+Cases are torch_npu OOM messages from public issues and docs (named next to each case),
+each with its expected reading.
 """
 from __future__ import annotations
 

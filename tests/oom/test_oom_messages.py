@@ -110,7 +110,7 @@ def test_scan_paths_reads_gz_tar_and_directories(tmp_path):
 
 
 def test_retry_lines_are_counted(tmp_path):
-    # the plog line torch_npu writes before each cache flush (memory-fragmentation.md §1.8)
+    # the plog line torch_npu writes before each cache flush
     plog = ('[ERROR] APP(2111667,python3):2025-10-24-11:16:56.590.208 [log_inner.cpp:77]2111667 build/CMakeFiles/'
             'torch_npu.dir/compiler_depend.ts:malloc:1147: "[PTA]:"Get a block from the existing pool failed. Try to '
             'free cached blocks and reallocate. This error log can be ignored."\n')

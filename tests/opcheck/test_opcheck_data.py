@@ -2,8 +2,7 @@
 
 Expected facts come from the upstream files the data was reduced from (Ascend/op-plugin
 op_plugin_functions.yaml at the commit each Ascend/pytorch release branch pins, and
-Ascend/pytorch torch_npu/csrc/aten/npu_native_functions.yaml); op-compat.md 1.5 / 2.x
-lists the same numbers.
+Ascend/pytorch torch_npu/csrc/aten/npu_native_functions.yaml).
 """
 from __future__ import annotations
 
@@ -22,7 +21,8 @@ from compat_matrix.op_support import regenerate as rg
 from .conftest import DATA
 
 # branch -> (total, aten, npu, aten acl_op only, aten op_api only, aten both, aten torch_npu native)
-# Counted from the upstream files at the pinned commits (shared/reference/op-support/index.yaml).
+# Counted from the upstream files at the pinned commits (op_plugin/config/op_plugin_functions.yaml of https://github.com/Ascend/op-plugin at the commit each Ascend/pytorch release branch pins,
+# plus torch_npu/csrc/aten/npu_native_functions.yaml of that branch).
 COUNTS = {
     "v2.0.1-5.0.0": (1353, 1182, 171, 825, 31, 24, 87),
     "v2.1.0-5.0.rc3": (1085, 932, 153, 117, 9, 753, 53),

@@ -124,7 +124,7 @@ def test_block_verdicts_that_change_between_lines(recorded):
     assert st["v2.1.0-5.0.0"][sdpa].status == "decomposed"
     assert all(st[b][sdpa].status == "npu" and st[b][sdpa].path == "op_api" for b in LINES[1:])
     assert st["v2.1.0-6.0.0"]["aten::_safe_softmax"].status == "covered"
-    # gelu and dropout left the op-plugin list in 26.0.0: PyTorch's kernels take over (op-compat.md 2.2)
+    # gelu and dropout left the op-plugin list in 26.0.0: PyTorch's kernels take over
     assert st["v2.1.0-7.2.0"]["aten::gelu"].status == "npu" and st["v2.7.1-26.1.0"]["aten::gelu"].status == "decomposed"
     assert st["v2.7.1-26.1.0"]["aten::gelu.out"].status == "npu"
     assert st["v2.1.0-7.2.0"]["aten::dropout"].status == "npu" and st["v2.7.1-26.1.0"]["aten::dropout"].status == "decomposed"

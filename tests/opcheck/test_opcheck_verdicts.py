@@ -1,7 +1,7 @@
 """Verdicts per release and the upgrade diff, on hand-written manifests (no torch needed).
 
 The op facts used here are in the shipped data (see test_opcheck_data.py) and PyTorch's
-dispatch table; each case names the upstream change it exercises (op-compat.md 2.x).
+dispatch table; each case names the upstream change it exercises.
 """
 from __future__ import annotations
 

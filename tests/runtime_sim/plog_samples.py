@@ -1,8 +1,8 @@
 """Real plog lines and the regexes both they and the simulator's lines must satisfy.
 
-Every sample is copied verbatim from the public source next to it (collected in
-shared/reference/formats-plog-errors.md §1.4 and §5.2). The line regex is the tolerant
-one from that file; the body regexes are the per-module conventions of §1.2.
+Every sample is copied verbatim from the public source next to it (line format:
+https://github.com/hicann/runtime/blob/681ef7610df13c8128982901142a2c869ddbb53e/docs/zh/log_ref/log_overview.md). The line regex is a tolerant
+one; the body regexes are the per-module conventions seen in these samples.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ LINE = re.compile(
     r"\((?P<pid>\d+),(?P<pname>[^)]*)\):(?P<ts>\d{4}-\d{2}-\d{2}-\d{2}:\d{2}:\d{2}\.\d{3}\.\d{3})"
     r"\s?(?:\[(?P<file>[^\]:]+):\s?(?P<line>\d+)\])?(?P<body>.*)$")
 
-# Body conventions per module (formats-plog-errors.md §1.2).
+# Body conventions per module (as seen in the samples below).
 BODY = {
     # GE may put "[status:INIT]" first (vllm-project/vllm-ascend#5361)
     "tid_func": re.compile(r"^(?:\[status:\w+\])?\s?(?P<tid>\d+)\s(?P<func>[~\w:]+):"),
@@ -62,7 +62,7 @@ REAL_LINES = [
      "[INFO] HCCP(2988,hccp_service.bin):2025-10-24-15:39:26.133.826 [rs_ssl.c:1529]tid:2988,rs_ssl_init(1529) : TLS SWITCH (1)"),
     ("hicann/hccl docs/zh/user_guide/fault_diagnosis/task_exec_stage.md",
      "[ERROR] HCCL(2111667,all_reduce_test):2025-10-24-11:18:29.597.044 [task_exception_handler.cc:908] [2111667][TaskExecStage][Timeout][Host]Task run failed, base information is streamID:[2], taskID[21], tag[AllReduce_127.10.0.1%enp_60000_0_1761275812718970], AlgType(level 0-1-2):[fullmesh-ring-NHR]."),
-    ("hicann/hccl docs/zh/user_guide/fault_diagnosis/task_exec_stage.md (crimer rank, as quoted in formats-plog-errors.md §5.2)",
+    ("hicann/hccl docs/zh/user_guide/fault_diagnosis/task_exec_stage.md (crimer rank)",
      "[INFO] HCCL(686,python):2025-10-23-07:52:59.191.363 [heartbeat.cc:951] [8970][TaskExecStage][HeartbeatAbnormal]local rank [127.10.0.1/1]: crimer rank [127.10.0.2/2] status[LOST] by informer rank [127.10.0.3/3]"),
     ("hicann/hccl docs/zh/user_guide/fault_diagnosis/task_exec_stage.md",
      "[ERROR]HCCL(835695,all_reduce_test):2025-10-23-17:28:06.049.385[task_exception_handler.cc:610][835695][TaskExecStage][HeartbeatAbnormal]Cluster Exception Location[IP/ID]:[127.10.0.1/1], Arrival Time:[Thu Oct 23 17:25:58 2025], Discoverer:[127.10.0.1/2], ExceptionType:[Heartbeat Lost Occurred], Possible Reason:1. Process has exited, 2. Network Disconnected"),

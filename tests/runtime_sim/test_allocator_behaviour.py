@@ -1,8 +1,8 @@
 """Behaviour of the simulated allocator against the rules of NPUCachingAllocator.cpp.
 
-Rules and constants: shared/reference/memory-fragmentation.md §1 (read from
-Ascend/pytorch torch_npu/csrc/core/npu/NPUCachingAllocator.cpp and
-pytorch c10/cuda/CUDACachingAllocator.cpp); stats keys and snapshot fields:
+Rules and constants read from
+https://github.com/Ascend/pytorch/blob/9e73e708ab9350d203475609f36f8a43f6a0c2ab/torch_npu/csrc/core/npu/NPUCachingAllocator.cpp and
+https://github.com/pytorch/pytorch/blob/001074d25084fdb87a799823e395a50f5ec044d3/c10/cuda/CUDACachingAllocator.cpp; stats keys and snapshot fields:
 torch_npu/csrc/npu/Module.cpp (THNPModule_memoryStats, THNPModule_memorySnapshot).
 """
 from __future__ import annotations

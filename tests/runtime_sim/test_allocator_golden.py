@@ -1,4 +1,4 @@
-"""Golden tests of the simulated caching allocator (memory-fragmentation.md §5.5).
+"""Golden tests of the simulated caching allocator.
 
 Each number below comes from the cited public source; the simulator must give it
 exactly. The two real OOM lines are rebuilt from allocator state and must match
@@ -15,7 +15,7 @@ from runtime_sim.allocator import (CachingAllocator, NPUOutOfMemoryError, format
 
 KiB, MiB, GiB = 1024, 1024 ** 2, 1024 ** 3
 
-# Regex for the NPU OOM text (shared/reference/formats-plog-errors.md §4.4).
+# Regex for the NPU OOM text (https://github.com/Ascend/pytorch/blob/9e73e708ab9350d203475609f36f8a43f6a0c2ab/torch_npu/csrc/core/npu/NPUCachingAllocator.cpp).
 OOM_RE = re.compile(
     r"NPU out of memory\. Tried to allocate (?P<req>[\d.]+ (?:bytes|KiB|MiB|GiB)) \(NPU (?P<dev>\d+); "
     r"(?P<total>[\d.]+ \w+) total capacity; (?P<alloc>[\d.]+ \w+) already allocated; "
@@ -84,7 +84,7 @@ def test_flashlight_oom_numbers(profile):
     assert alloc.memory_stats()["num_alloc_retries"] == 1
 
 
-# --- torch_npu's +32 B pad (NPUCachingAllocator.cpp round_size; reference §1.3)
+# --- torch_npu's +32 B pad (NPUCachingAllocator.cpp round_size)
 def test_npu_pad_32mib_tensor_needs_34mib_and_leaves_a_sliver():
     alloc = CachingAllocator(34 * MiB, "", profile="7.2.0")
     alloc.malloc(32 * MiB)

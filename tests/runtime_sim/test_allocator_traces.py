@@ -1,7 +1,7 @@
 """The three fragmentation traces: OOM by default although memory looks sufficient,
 complete with expandable_segments:True.
 
-Reference numbers are the spec's (shared/reference/memory-fragmentation.md §5.6),
+Reference numbers are those of the project's allocator spec,
 produced by a separate prototype implementation; matching them is a cross-check
 of both.
 """

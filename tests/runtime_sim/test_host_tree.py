@@ -25,12 +25,12 @@ Innerversion=V100R001C15SPC012B220
 compatible_version=[V100R001C29],[V100R001C30],[V100R001C13],[V100R001C15]
 compatible_version_fw=[7.0.0,7.1.99]
 package_version=23.0.7
-"""  # shared/reference/formats-install-compat.md §2.1 (Ascend/mind-cluster fixture)
+"""  # Ascend/mind-cluster fixture: https://github.com/Ascend/mind-cluster/blob/master/component/ascend-faultdiag/test/st_testcase/modelarts-job-testdt/ascend/environment_check/worker-0/npu_info_before.txt
 
 REF_TOOLKIT_INFO = re.compile(
     r"package_name=Ascend-cann-toolkit\nversion=(\S+)\ninnerversion=(V100R001C\d+\S*)\n"
     r"(compatible_version=(\[V100R00\dC\d+\],?)+\n)?arch=(aarch64|x86_64)\nos=linux\npath=(\S+)\n$"
-)  # §2.4 / §2.5 samples (vllm-ascend#1047, #6842, mind-cluster log doc)
+)  # published samples (vllm-ascend#1047, #6842, mind-cluster log doc)
 
 
 @pytest.fixture(scope="module")

@@ -112,7 +112,7 @@ def test_external_block_fields():
 
 
 def test_internal_error_header_of_92():
-    # CANN >= 9.2 prints "Internal error!" (hicann/runtime error_manager.cc, formats-plog-errors.md §2.2)
+    # CANN >= 9.2 prints "Internal error!" (hicann/runtime error_manager.cc)
     text = BLOCKS[3][0].replace("Inner Error!", "Internal error!")
     b = parse_cann_blocks(text)[0]
     assert b.header is None or b.header == "Internal error!"

@@ -2,7 +2,7 @@
 #
 # is_available()/device_count() never raise (as in torch_npu 2.x); the first use of a
 # device raises the RuntimeError torch_npu prints, in its current template
-# (formats-plog-errors.md §4.2; Ascend/pytorch#67 for 507033, gpustack/gpustack#3352 for
+# (Ascend/pytorch#67 for 507033, gpustack/gpustack#3352 for
 # 207004 with an ASCEND_RT_VISIBLE_DEVICES the runtime rejects).
 import os
 import time
