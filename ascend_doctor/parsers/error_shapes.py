@@ -37,8 +37,14 @@ _WARNING = re.compile(r"\bWARN(?:ING)?\b|\[W(?: |\d)|^W\d{4} |\bUserWarning\b|\b
 _BENIGN = re.compile(r"\b0 (?:failed|errors?)\b|\bno errors?\b|\berrors?=0\b|without (?:any )?errors?", re.I)
 
 
+WINDOW = 2048  # an error says so near a line's start or end; the middle of a 64 KB line is data
+
+
 def looks_like_error(line: str) -> bool:
-    """Whether a line has the shape of an error report (not merely a warning)."""
+    """Whether a line has the shape of an error report (not merely a warning). A long line is judged
+    by its first and last ``WINDOW`` characters, so the cost per line is bounded."""
+    if len(line) > 2 * WINDOW:
+        line = line[:WINDOW] + " " + line[-WINDOW:]
     if len(line) < 4 or not _SHAPE.search(line):
         return False
     if _WARNING.search(line) or _BENIGN.search(line):

@@ -33,6 +33,7 @@ ROLE_ORDER = {"root": 0, "symptom": 1, "wrapper": 2, "advisory": 3, "context": 4
 # a pattern hit scores 10-13 in the KB matcher; codes 6 (generic codes 2); a module's catch-all 3
 _SPECIFIC_SCORE = 9.5
 _CLOSE = 1.5
+_MATCH_WINDOW = 8192
 _NAMES_PEER = re.compile(r"Cluster Exception Location|crimer rank")  # a runner-up of another category this close to the best makes the answer uncertain
 
 
@@ -122,7 +123,10 @@ class Knowledge:
         from ..kb.codes import kb_key
 
         codes = [k for k in (kb_key(c) for c in ev.codes) if k]
-        matches = self.kb.match(ev.match_text, codes=codes, module=ev.module)
+        text = ev.match_text
+        if len(text) > 2 * _MATCH_WINDOW:  # a 64 KB line: what it says is near its ends, and regex cost is per character
+            text = text[:_MATCH_WINDOW] + "\n" + text[-_MATCH_WINDOW:]
+        matches = self.kb.match(text, codes=codes, module=ev.module)
         failures = [m for m in matches if _KB_ROLE.get(m.entry.role) != "context"]
         if not failures:
             context = [m for m in matches if _KB_ROLE.get(m.entry.role) == "context"]
