@@ -334,7 +334,7 @@ class _Helper:
             if self.conn.poll(HELPER_TIMEOUT_S):
                 return self.conn.recv()
             return None
-        except (EOFError, OSError, Exception):  # a broken helper: the caller reads its share itself
+        except Exception:  # a broken helper (EOF, a bad pickle): the caller reads its share itself
             return None
         finally:
             self.conn.close()

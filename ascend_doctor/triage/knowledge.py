@@ -28,7 +28,6 @@ from .events import Event
 # KB role -> how the line behaves in a job
 _KB_ROLE = {"cause": "root", "symptom": "symptom", "wrapper": "wrapper", "advisory": "advisory",
             "context": "context", "noise": "context"}
-ROLES = ("root", "symptom", "wrapper", "advisory", "context")
 ROLE_ORDER = {"root": 0, "symptom": 1, "wrapper": 2, "advisory": 3, "context": 4}
 # a pattern hit scores 10-13 in the KB matcher; codes 6 (generic codes 2); a module's catch-all 3
 _SPECIFIC_SCORE = 9.5
@@ -110,14 +109,6 @@ class Knowledge:
     def mentions(self, text: str) -> bool:
         """Whether a line names a code or literal of some KB entry (so it is worth an event)."""
         return bool(self.kb.mentions(text))
-
-    def entry(self, entry_id: str) -> Any:
-        return self.kb.entry(entry_id)
-
-    def verdict_for(self, entry_id: str, captures: Optional[Dict[str, str]] = None) -> Verdict:
-        """The verdict an entry gives on its own (for incidents the engine makes itself)."""
-        entry = self.kb.entry(entry_id)
-        return _verdict(entry, _KB_ROLE.get(entry.role, "root"), entry.triage_weight, captures or {}, "medium", None)
 
     def _resolve(self, ev: Event) -> Verdict:
         from ..kb.codes import kb_key
