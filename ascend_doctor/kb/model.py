@@ -11,7 +11,8 @@ from functools import lru_cache
 from typing import Any, Dict, List, Optional, Tuple
 
 # Ids of `ascend-doctor check` findings a KB entry may name in `checks:`. The list is
-# the contract with the checks package; the schema test refuses any other id.
+# the contract with the checks package (kept here so that loading the KB does not import every
+# check); tests/kb/test_kb_schema.py keeps it equal to the check registry.
 CHECK_IDS = (
     "driver.installed",
     "driver.version",
@@ -29,6 +30,7 @@ CHECK_IDS = (
     "toolkit.arch",
     "toolkit.driver_compat",
     "toolkit.kernels",
+    "toolkit.hdk_match",
     "env.set_env",
     "env.visible_devices",
     "env.log_path",
@@ -38,6 +40,7 @@ CHECK_IDS = (
     "python.packages",
     "python.torch_npu_match",
     "python.cann_match",
+    "python.stack_matrix",
     "runtime.import",
     "runtime.available",
     "runtime.small_op",

@@ -172,3 +172,11 @@ def test_explanations_and_fixes_are_our_own_words():
         if hit:
             copied.append((info.key, sorted(hit)[0]))
     assert copied == []
+
+
+def test_check_ids_are_the_check_registry():
+    # the KB's list of check ids must not drift from the checks that exist (it had: 29 of 31)
+    from ascend_doctor.checks import base, load_all
+
+    load_all()
+    assert sorted(CHECK_IDS) == sorted(c.id for c in base.registry())
