@@ -346,12 +346,9 @@ def fleet(
 
 
 def main() -> None:
-    # a terminal or pipe that cannot encode ✓ or · must not end the run with a traceback
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.reconfigure(errors="replace")  # type: ignore[attr-defined]
-        except (AttributeError, ValueError):
-            pass
+    from .launch import stream_setup
+
+    stream_setup()
     argv = sys.argv[1:]
     try:
         if len(argv) >= 2 and argv[0] == "oom" and argv[1] in ("simulate", "watch"):

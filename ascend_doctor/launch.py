@@ -91,7 +91,7 @@ def _plain(argv: List[str]) -> Optional[tuple]:
     return verb, operands, ("json" if json_out else fmt), verbose
 
 
-def _stream_setup() -> None:
+def stream_setup() -> None:
     # a terminal or pipe that cannot encode ✓ or · must not end the run with a traceback
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -107,7 +107,7 @@ def main() -> None:
 
         full()
         return
-    _stream_setup()
+    stream_setup()
     verb, operands, fmt, verbose = plain
     if verb == "triage":
         from .commands.triage import run_triage

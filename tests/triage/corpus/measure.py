@@ -18,12 +18,12 @@ from typing import Dict, List, Optional
 
 import yaml
 
+from ascend_doctor.model import CATEGORIES
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from split import part as part_of  # noqa: E402
 
-CATEGORIES = ("driver_init", "env_path", "version_mismatch", "unsupported_op", "oom_capacity", "oom_fragmentation",
-              "hccl_comm", "device_busy_permission", "aicore_exec", "other")
 
 
 @dataclass
