@@ -208,12 +208,11 @@ def simulate(trace: TraceInput, confs: Sequence[str], profile: Optional[str] = N
     """Replay the trace under each setting (``{auto}`` in a max_split_size_mb value becomes the
     value the doctor advises for the default's first failing request)."""
     from runtime_sim.allocator import AllocConfError, CachingAllocator, UnknownProfileError, parse_alloc_conf
-    from runtime_sim.allocator.traces import Trace, replay
+    from runtime_sim.allocator.whatif_replay import compile_trace, eligible, reference_outcome, replay_outcome
 
     from .advice import max_split_mb
 
-    sim_trace = Trace(name=trace.name, title=trace.name, device_capacity_bytes=trace.capacity,
-                      non_torch_bytes=trace.non_torch, events=trace.events)
+    compiled = compile_trace(trace.events)  # once for every setting; None: the full replay
     outcomes: List[Outcome] = []
     auto_mb: Optional[int] = None
     for conf in confs:
@@ -240,15 +239,16 @@ def simulate(trace: TraceInput, confs: Sequence[str], profile: Optional[str] = N
             else:
                 notes.append("memory fraction 1.0 set so that garbage collection can act")
         start = time.perf_counter()
-        result = replay(sim_trace, alloc, stop_on_oom=False)
+        if compiled is not None and eligible(alloc):
+            result = replay_outcome(compiled, alloc, stop_on_oom=False)
+        else:
+            result = reference_outcome(trace.events, alloc, stop_on_oom=False)
         seconds = time.perf_counter() - start
-        stats = result.stats
-        fields = result.error.fields if result.error is not None else {}
         outcomes.append(Outcome(
-            conf=conf, completed=result.completed, ooms=alloc.stats.num_ooms, first_oom_event=result.failed_event,
-            first_oom_label=result.failed_label, tried_to_allocate=fields.get("alloc_size"),
+            conf=conf, completed=result.completed, ooms=result.num_ooms, first_oom_event=result.failed_event,
+            first_oom_label=result.failed_label, tried_to_allocate=result.alloc_size,
             peak_reserved=result.peak_reserved, peak_allocated=result.peak_allocated,
-            stranded=stats.get("inactive_split_bytes.all.current", 0), cached_unused=result.reserved - result.allocated,
+            stranded=result.inactive_split_bytes, cached_unused=result.reserved - result.allocated,
             alloc_retries=result.num_alloc_retries, seconds=seconds, notes=notes))
     return outcomes
 
