@@ -16,8 +16,8 @@ makes the same decisions as that allocator with state reduced to what the figure
   ``_round_size`` (pad, 512 B, roundup_power2_divisions);
 * a block is a small list ``[address, size, prev, next, key, pool, segment, age stamp,
   mapped]``; each pool keeps its free mapped blocks as a sorted list of integer keys
-  ``size << 64 | address`` (the best-fit order of (size, address) on stream 0) and one dict
-  maps a key to its block;
+  ``size << 64 | address`` (the best-fit order of (size, address) on stream 0), ending in a
+  key larger than any request, and one dict maps a key to its block;
 * the common events (a best-fit hit with its split, a free with its merges) run in one loop
   with everything in local variables; a miss (new segment or page mapping, garbage
   collection, max_split_size release, the flush-and-retry, the OOM), ``empty_cache`` and
@@ -49,6 +49,8 @@ Event = Tuple[str, str, int, str]
 # block record fields (lists are used for speed; the loops below write the numbers)
 ADDR, SIZE, PREV, NEXT, KEY, POOL, SEG, STAMP, MAPPED = range(9)
 _SHIFT = 64  # free-index key = size << 64 | address (addresses stay far below 2**64)
+# the last key of every free list: larger than any request, so a search never runs off the end
+_END = (1 << 62) << _SHIFT
 
 _EMPTY_CACHE, _NON_TORCH, _HUGE = "empty_cache", "non_torch", "huge"
 
@@ -85,7 +87,6 @@ class WhatIfResult:
     inactive_split_bytes: int = 0
     num_alloc_retries: int = 0
     device_free: int = 0
-    largest_free_block: int = 0
     peak_reserved: int = 0
     peak_allocated: int = 0
 
@@ -156,7 +157,16 @@ def replay_outcome(trace: CompiledTrace, allocator: CachingAllocator, stop_on_oo
 
 
 class _Sim:
-    """The allocator state behind the loops, and the rare paths as methods."""
+    """The allocator state behind the loops, and the rare paths as methods.
+
+    Alignment slivers (expandable segments with base_addr_aligned_kb: the bytes before an
+    aligned block, under 16 KiB) are free mapped blocks of the large pool that no search can
+    return (every large-pool request is over 1 MiB) and that a cache flush cannot unmap (they
+    are smaller than a page), and they stay next to the allocated block they were cut from
+    until it is freed and merges them back. So they are marked free (key 0) without entering
+    the sorted index: the decisions are the same, with two index operations fewer per
+    allocation.
+    """
 
     def __init__(self, a: CachingAllocator):
         cfg = a.config
@@ -172,6 +182,8 @@ class _Sim:
         self.lazy = cfg.multi_stream_lazy_reclaim
         self.expandable = bool(cfg.expandable_segments)
         self.exp_page = cfg.expandable_page_size
+        if cfg.base_addr_aligned_size > SMALL_SIZE:  # the parser allows up to 16 KiB
+            raise ValueError("base_addr_aligned_kb above 1 MiB is not modelled here")
         self.va = a._va_next
         self.total_allocated = 0
         self.reserved = 0
@@ -180,9 +192,9 @@ class _Sim:
         self.ooms = 0
         self.oom_alloc_size = 0
         self.calls = 0  # large-pool free-block searches so far (garbage-collection ages)
-        self.skeys: List[int] = []  # free mapped blocks of the small pool, sorted keys
-        self.lkeys: List[int] = []
-        self.fb: Dict[int, list] = {}  # key -> block, both pools
+        self.skeys: List[int] = [_END]  # free mapped blocks of the small pool, sorted keys
+        self.lkeys: List[int] = [_END]
+        self.fb: Dict[int, list] = {_END: [0, 1 << 62, None, None, _END, None, None, 0, True]}  # key -> block
         self.sun: List[int] = []  # unmapped ranges (expandable segments), sorted addresses
         self.lun: List[int] = []
         self.umap: Dict[int, list] = {}  # address -> unmapped range, both pools
@@ -202,6 +214,9 @@ class _Sim:
 
     def _remove(self, b: list) -> None:
         k = b[KEY]
+        if k == 0:  # an alignment sliver: free, but not in the index
+            b[KEY] = None
+            return
         keys = b[POOL]
         i = bisect_left(keys, k)
         if i == len(keys) or keys[i] != k:
@@ -261,30 +276,49 @@ class _Sim:
         if alloc_size is None:
             alloc_size = self.alloc_sizes[rounded] = self._alloc_size(rounded)
         allowed = self.allowed
-        free_now = self.total - self.non_torch - self.workspace - self.total_allocated
-        if (allowed is None or self.total_allocated + alloc_size <= allowed) and alloc_size <= free_now:
-            b = None
-        elif self.mss is not None and self._release_available(rounded, keys):
-            free_now = self.total - self.non_torch - self.workspace - self.total_allocated
-            b = None if (allowed is None or self.total_allocated + alloc_size <= allowed) and alloc_size <= free_now else False
-        else:
-            b = False
-        if b is False:  # the flush and the retry
-            self.workspace = 0
-            self._release_cached()
-            self.retries += 1
-            b = self._alloc_block(rounded, keys, alloc_size)
-            if b is None:
-                self.ooms += 1
-                self.oom_alloc_size = alloc_size
-            return b
+        used = self.total_allocated
+        room = self.total - self.non_torch - self.workspace - used
+        if alloc_size > room or (allowed is not None and used + alloc_size > allowed):
+            mss = self.mss
+            if mss is None:
+                return self._flush_and_retry(rounded, keys, alloc_size)
+            # _release_available_cached_blocks, its common case (one oversize block) written out
+            key_size = rounded if rounded > mss else mss
+            idx = bisect_left(keys, key_size << 64)
+            k = keys[idx]
+            if k is _END:
+                if not self._release_available(rounded, keys):
+                    return self._flush_and_retry(rounded, keys, alloc_size)
+            else:
+                b = self.fb[k]
+                if b[6] is not None or b[2] is not None or b[3] is not None:
+                    return self._flush_and_retry(rounded, keys, alloc_size)
+                del keys[idx]
+                del self.fb[k]
+                b[4] = None
+                self.total_allocated -= b[1]
+                self.reserved -= b[1]
+            used = self.total_allocated
+            room = self.total - self.non_torch - self.workspace - used
+            if alloc_size > room or (allowed is not None and used + alloc_size > allowed):
+                return self._flush_and_retry(rounded, keys, alloc_size)
         address = self.va
         self.va = address + alloc_size + VA_GUARD
-        self.total_allocated += alloc_size
+        self.total_allocated = used + alloc_size
         reserved = self.reserved = self.reserved + alloc_size
         if reserved > self.reserved_peak:
             self.reserved_peak = reserved
         return [address, alloc_size, None, None, None, keys, None, 0, True]
+
+    def _flush_and_retry(self, rounded: int, keys: List[int], alloc_size: int) -> Optional[list]:
+        self.workspace = 0
+        self._release_cached()
+        self.retries += 1
+        b = self._alloc_block(rounded, keys, alloc_size)
+        if b is None:
+            self.ooms += 1
+            self.oom_alloc_size = alloc_size
+        return b
 
     def miss(self, rounded: int, keys: List[int]) -> Optional[list]:
         """malloc after the best-fit search failed: garbage collection, the driver,
@@ -325,7 +359,7 @@ class _Sim:
         mss = self.mss
         key_size = max(rounded, mss)
         idx = bisect_left(keys, key_size << _SHIFT)
-        if idx == len(keys):
+        if keys[idx] is _END:
             if idx == 0:
                 return False
             released = 0
@@ -347,7 +381,7 @@ class _Sim:
     def _release_cached(self) -> None:
         for keys in (self.lkeys, self.skeys):
             to_unmap = []
-            for k in list(keys):
+            for k in keys[:-1]:
                 b = self.fb[k]
                 if b[SEG] is not None:
                     to_unmap.append(b)
@@ -364,7 +398,7 @@ class _Sim:
             return
         target = self.total_allocated - threshold
         calls = self.calls
-        candidates = [b for b in (self.fb[k] for k in self.lkeys) if self._releasable(b)]
+        candidates = [b for b in (self.fb[k] for k in self.lkeys[:-1]) if self._releasable(b)]
         if not candidates:
             return
         total_age = float(sum(calls - b[STAMP] for b in candidates))
@@ -374,7 +408,7 @@ class _Sim:
         while reclaimed < target and freed and count > 0:
             age_threshold = total_age / count
             freed = False
-            for b in [self.fb[k] for k in self.lkeys]:
+            for b in [self.fb[k] for k in self.lkeys[:-1]]:
                 age = calls - b[STAMP]
                 if self._releasable(b) and age >= age_threshold:
                     freed = True
@@ -518,7 +552,7 @@ class _Sim:
     def inactive_split_bytes(self) -> int:
         if self.expandable:
             return 0  # the allocator leaves expandable segments out of inactive_split
-        return sum(b[SIZE] for b in self.fb.values() if b[PREV] is not None or b[NEXT] is not None)
+        return sum(b[SIZE] for b in self.fb.values() if b[PREV] is not None or b[NEXT] is not None)  # not _END
 
     def capture(self, trace: CompiledTrace, event: int, allocated: int, huge: bool) -> None:
         """The figures at the first OOM (``event`` is 0-based)."""
@@ -532,8 +566,7 @@ class _Sim:
         return WhatIfResult(
             completed=True, events_total=len(trace), events_run=0, num_ooms=0,
             allocated=allocated, reserved=self.reserved, inactive_split_bytes=self.inactive_split_bytes(),
-            num_alloc_retries=self.retries, device_free=self.device_free(),
-            largest_free_block=(self.lkeys[-1] >> _SHIFT) if self.lkeys else 0)
+            num_alloc_retries=self.retries, device_free=self.device_free())
 
     def finish(self, trace: CompiledTrace, allocated: int, peak_allocated: int, run: int) -> WhatIfResult:
         result = self.first if self.first is not None else self._figures(trace, allocated)
@@ -558,6 +591,7 @@ class _Sim:
         mss, mnsr = self.mss, self.mnsr
         side = trace.side
         miss = self.miss_segment
+        end = _END
         live: list = [None] * len(trace.codes)
         calls = 0
         ab = abpk = 0
@@ -573,14 +607,12 @@ class _Sim:
                     small = False
                     calls += 1
                 idx = bisect_left(keys, nb << 64)
-                b = None
-                if idx < len(keys):
-                    k = keys[idx]
-                    if mss is None or not ((k >> 64) >= mss if nb < mss else (k >> 64) >= nb + mnsr):
-                        del keys[idx]
-                        b = fb.pop(k)
-                        b[4] = None
-                if b is None:
+                k = keys[idx]
+                if k is not end and (mss is None or not ((k >> 64) >= mss if nb < mss else (k >> 64) >= nb + mnsr)):
+                    del keys[idx]
+                    b = fb.pop(k)
+                    b[4] = None
+                else:
                     self.calls = calls
                     b = miss(nb, keys)
                     calls = self.calls
@@ -669,32 +701,26 @@ class _Sim:
         align = self.a.config.base_addr_aligned_size if "base_addr_aligned_kb" in self.a.profile.keys else 0
         side = trace.side
         miss = self.miss
+        end = _END
         live: list = [None] * len(trace.codes)
-        calls = 0
         ab = abpk = 0
         failed = 0
         for c, nb in zip(trace.codes, rounded):
             if nb:
-                if nb <= 1048576:  # SMALL_SIZE
-                    keys = skeys
-                else:
-                    keys = lkeys
-                    calls += 1
+                keys = skeys if nb <= 1048576 else lkeys  # SMALL_SIZE
                 idx = bisect_left(keys, nb << 64)
-                cnt = len(keys)
-                b = None
-                if idx < cnt:
-                    k = keys[idx]
+                k = keys[idx]
+                if k is not end:
                     b = fb[k]
                     n = b[3]
                     if n is not None and not n[8]:
                         # best fit counts the unmapped range right after a block as usable: a
                         # later (larger) block that grows less is taken instead
                         grow = b[1] + n[1]
-                        while idx + 1 < cnt:
+                        while True:
                             k2 = keys[idx + 1]
                             if (k2 >> 64) >= grow:
-                                break  # its own size is already as large
+                                break  # its own size is already as large (always true for _END)
                             cand = fb[k2]
                             n = cand[3]
                             cgrow = cand[1] + n[1] if n is not None and not n[8] else cand[1]
@@ -710,17 +736,17 @@ class _Sim:
                         b[4] = None
                     else:
                         b = None
+                else:
+                    b = None
                 if b is None:
-                    self.calls = calls
                     b = miss(nb, keys)
-                    calls = self.calls
                     if b is None:
                         failed += 1
                         self.failed(trace, live, c, ab, False)
                         if stop:
                             break
                         continue
-                if align and nb >= ROUND_LARGE and b[0] % align:
+                if align and nb >= 2097152 and b[0] % align:  # ROUND_LARGE
                     offset = align - b[0] % align
                     if offset + nb <= b[1]:
                         # a leading sliver stays free, the block starts at the aligned address
@@ -730,14 +756,11 @@ class _Sim:
                             n[2] = body
                         b[3] = body
                         b[1] = offset
-                        k = offset << 64 | b[0]
-                        insort(keys, k)
-                        fb[k] = b
-                        b[4] = k
+                        b[4] = 0  # free and mapped, but kept out of the sorted index (see _Sim)
                         b = body
                 sz = b[1]
                 rem = sz - nb
-                if rem >= MIN_BLOCK_SIZE:
+                if rem >= 512:  # MIN_BLOCK_SIZE
                     p = b[2]
                     blk = [b[0], nb, p, b, None, keys, b[6], 0, True]
                     if p is not None:
@@ -774,8 +797,9 @@ class _Sim:
                 if p is not None:
                     k = p[4]
                     if k is not None:  # a free mapped neighbour (unmapped ones have no key)
-                        del keys[bisect_left(keys, k)]
-                        del fb[k]
+                        if k:  # 0: a sliver, not in the index
+                            del keys[bisect_left(keys, k)]
+                            del fb[k]
                         b[0] = p[0]
                         pp = b[2] = p[2]
                         if pp is not None:
@@ -785,8 +809,9 @@ class _Sim:
                 if n is not None:
                     k = n[4]
                     if k is not None:
-                        del keys[bisect_left(keys, k)]
-                        del fb[k]
+                        if k:
+                            del keys[bisect_left(keys, k)]
+                            del fb[k]
                         nn = b[3] = n[3]
                         if nn is not None:
                             nn[2] = b
@@ -798,7 +823,6 @@ class _Sim:
                 b[4] = k
         else:
             return self.finish(trace, ab, abpk, len(trace.codes) - failed)
-        self.calls = calls
         return self.finish(trace, ab, abpk, self.first.failed_event - failed)  # type: ignore[union-attr]
 
 
@@ -815,8 +839,7 @@ def reference_outcome(events: Sequence[Event], allocator: CachingAllocator, stop
         num_ooms=allocator.stats.num_ooms, failed_event=r.failed_event, failed_label=r.failed_label,
         alloc_size=r.error.fields.get("alloc_size") if r.error is not None else None,
         allocated=r.allocated, reserved=r.reserved, inactive_split_bytes=r.inactive_split_bytes,
-        num_alloc_retries=r.num_alloc_retries, device_free=r.device_free,
-        largest_free_block=r.largest_free_block, peak_reserved=r.peak_reserved,
+        num_alloc_retries=r.num_alloc_retries, device_free=r.device_free, peak_reserved=r.peak_reserved,
         peak_allocated=r.peak_allocated)
 
 
