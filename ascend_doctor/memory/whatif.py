@@ -204,10 +204,27 @@ def default_confs(profile: Optional[str]) -> List[str]:
     return confs
 
 
+def build_allocator(trace: TraceInput, parsed: Any, notes: Optional[List[str]] = None) -> Any:
+    """A fresh simulated allocator for one setting (``parsed``: an AllocatorConfig), as
+    ``simulate`` replays it: under garbage_collection_threshold without a memory fraction,
+    the fraction is set to 1.0 (the collector acts only under one)."""
+    from runtime_sim.allocator import CachingAllocator
+
+    notes = notes if notes is not None else []
+    alloc = CachingAllocator(trace.capacity, parsed, non_torch_bytes=trace.non_torch)
+    if parsed.garbage_collection_threshold > 0 and parsed.per_process_memory_fraction is None:
+        alloc.set_per_process_memory_fraction(1.0)
+        if alloc._allowed is None:
+            notes.append("garbage collection needs per_process_memory_fraction below 1 on this release")
+        else:
+            notes.append("memory fraction 1.0 set so that garbage collection can act")
+    return alloc
+
+
 def simulate(trace: TraceInput, confs: Sequence[str], profile: Optional[str] = None) -> List[Outcome]:
     """Replay the trace under each setting (``{auto}`` in a max_split_size_mb value becomes the
     value the doctor advises for the default's first failing request)."""
-    from runtime_sim.allocator import AllocConfError, CachingAllocator, UnknownProfileError, parse_alloc_conf
+    from runtime_sim.allocator import AllocConfError, UnknownProfileError, parse_alloc_conf
     from runtime_sim.allocator.whatif_replay import compile_trace, eligible, reference_outcome, replay_outcome
 
     from .advice import max_split_mb
@@ -231,13 +248,7 @@ def simulate(trace: TraceInput, confs: Sequence[str], profile: Optional[str] = N
             outcomes.append(Outcome(conf, False, 0, None, "", None, 0, 0, 0, 0, 0, 0.0,
                                     error=str(exc).splitlines()[0]))
             continue
-        alloc = CachingAllocator(trace.capacity, parsed, non_torch_bytes=trace.non_torch)
-        if parsed.garbage_collection_threshold > 0 and parsed.per_process_memory_fraction is None:
-            alloc.set_per_process_memory_fraction(1.0)  # GC acts only under a memory fraction
-            if alloc._allowed is None:
-                notes.append("garbage collection needs per_process_memory_fraction below 1 on this release")
-            else:
-                notes.append("memory fraction 1.0 set so that garbage collection can act")
+        alloc = build_allocator(trace, parsed, notes)
         start = time.perf_counter()
         if compiled is not None and eligible(alloc):
             result = replay_outcome(compiled, alloc, stop_on_oom=False)

@@ -37,6 +37,7 @@ the fragmentation traces and on random traces under every setting the simulator 
 """
 from __future__ import annotations
 
+import gc
 from bisect import bisect_left, insort
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -150,10 +151,18 @@ def replay_outcome(trace: CompiledTrace, allocator: CachingAllocator, stop_on_oo
     for size in set(trace.sizes):
         if size:
             memo[size] = round_size(size)
-    rounded = [memo[s] for s in trace.sizes]
-    if sim.expandable:
-        return sim.run_expandable(trace, rounded, stop_on_oom)
-    return sim.run_segments(trace, rounded, stop_on_oom)
+    # The loops make many small lists (blocks) that link each other and live long: the cyclic
+    # garbage collector would walk them again and again. Nothing here needs it until the end.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        rounded = [memo[s] for s in trace.sizes]
+        if sim.expandable:
+            return sim.run_expandable(trace, rounded, stop_on_oom)
+        return sim.run_segments(trace, rounded, stop_on_oom)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 class _Sim:
