@@ -37,7 +37,6 @@ the fragmentation traces and on random traces under every setting the simulator 
 """
 from __future__ import annotations
 
-import gc
 from bisect import bisect_left, insort
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -151,18 +150,10 @@ def replay_outcome(trace: CompiledTrace, allocator: CachingAllocator, stop_on_oo
     for size in set(trace.sizes):
         if size:
             memo[size] = round_size(size)
-    # The loops make many small lists (blocks) that link each other and live long: the cyclic
-    # garbage collector would walk them again and again. Nothing here needs it until the end.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        rounded = [memo[s] for s in trace.sizes]
-        if sim.expandable:
-            return sim.run_expandable(trace, rounded, stop_on_oom)
-        return sim.run_segments(trace, rounded, stop_on_oom)
-    finally:
-        if collecting:
-            gc.enable()
+    rounded = [memo[s] for s in trace.sizes]
+    if sim.expandable:
+        return sim.run_expandable(trace, rounded, stop_on_oom)
+    return sim.run_segments(trace, rounded, stop_on_oom)
 
 
 class _Sim:
@@ -295,15 +286,31 @@ class _Sim:
             key_size = rounded if rounded > mss else mss
             idx = bisect_left(keys, key_size << 64)
             k = keys[idx]
+            fb = self.fb
             if k is _END:
-                if not self._release_available(rounded, keys):
+                # no cached block is large enough: release oversize blocks, largest first
+                released = 0
+                idx -= 1
+                while idx >= 0 and released < key_size:
+                    k = keys[idx]
+                    b = fb[k]
+                    if b[1] < mss or b[6] is not None or b[2] is not None or b[3] is not None:
+                        break
+                    released += b[1]
+                    del keys[idx]
+                    del fb[k]
+                    b[4] = None
+                    idx -= 1
+                self.total_allocated -= released
+                self.reserved -= released
+                if released < key_size:
                     return self._flush_and_retry(rounded, keys, alloc_size)
             else:
-                b = self.fb[k]
+                b = fb[k]
                 if b[6] is not None or b[2] is not None or b[3] is not None:
                     return self._flush_and_retry(rounded, keys, alloc_size)
                 del keys[idx]
-                del self.fb[k]
+                del fb[k]
                 b[4] = None
                 self.total_allocated -= b[1]
                 self.reserved -= b[1]
@@ -711,6 +718,8 @@ class _Sim:
         side = trace.side
         miss = self.miss
         end = _END
+        big = ROUND_LARGE if align else _END  # the aligned sliver applies from 2 MiB, with align
+        nomss = mss is None
         live: list = [None] * len(trace.codes)
         ab = abpk = 0
         failed = 0
@@ -739,7 +748,7 @@ class _Sim:
                             b = cand
                             k = k2
                             grow = cgrow
-                    if mss is None or not ((k >> 64) >= mss if nb < mss else (k >> 64) >= nb + mnsr):
+                    if nomss or not ((k >> 64) >= mss if nb < mss else (k >> 64) >= nb + mnsr):
                         del keys[idx]
                         del fb[k]
                         b[4] = None
@@ -755,7 +764,7 @@ class _Sim:
                         if stop:
                             break
                         continue
-                if align and nb >= 2097152 and b[0] % align:  # ROUND_LARGE
+                if nb >= big and b[0] % align:  # ROUND_LARGE; big is beyond any size without align
                     offset = align - b[0] % align
                     if offset + nb <= b[1]:
                         # a leading sliver stays free, the block starts at the aligned address
