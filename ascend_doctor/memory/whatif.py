@@ -21,6 +21,10 @@ Traces come in three forms:
 The simulated allocator is ``runtime_sim.allocator`` (imported lazily, only here): a model of
 torch_npu's NPUCachingAllocator per release line. Its decisions, not a real device, make
 the numbers: they say which setting helps, not how many bytes a real run will reserve.
+The replay is ``runtime_sim.allocator.whatif_replay``: the trace is compiled once for every
+setting, and each setting runs the allocator's decisions on compact state that keeps only
+the figures shown here (over 1 M events per second, bench/oom_whatif.py); a trace with
+``record_stream`` events goes through the full ``replay`` instead.
 """
 from __future__ import annotations
 

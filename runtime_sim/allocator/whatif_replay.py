@@ -15,7 +15,7 @@ makes the same decisions as that allocator with state reduced to what the figure
 * per setting the sizes are rounded once per distinct size with the allocator's own
   ``_round_size`` (pad, 512 B, roundup_power2_divisions);
 * a block is a small list ``[address, size, prev, next, key, pool, segment, age stamp,
-  mapped]``; each pool keeps its free mapped blocks as a sorted list of integer keys
+  mapped, lead]``; each pool keeps its free mapped blocks as a sorted list of integer keys
   ``size << 64 | address`` (the best-fit order of (size, address) on stream 0), ending in a
   key larger than any request, and one dict maps a key to its block;
 * the common events (a best-fit hit with its split, a free with its merges) run in one loop
@@ -47,7 +47,7 @@ from .constants import MIN_BLOCK_SIZE, ONE_EXA_BYTES, ROUND_LARGE, SMALL_BUFFER,
 Event = Tuple[str, str, int, str]
 
 # block record fields (lists are used for speed; the loops below write the numbers)
-ADDR, SIZE, PREV, NEXT, KEY, POOL, SEG, STAMP, MAPPED = range(9)
+ADDR, SIZE, PREV, NEXT, KEY, POOL, SEG, STAMP, MAPPED, LEAD = range(10)
 _SHIFT = 64  # free-index key = size << 64 | address (addresses stay far below 2**64)
 # the last key of every free list: larger than any request, so a search never runs off the end
 _END = (1 << 62) << _SHIFT
@@ -159,13 +159,18 @@ def replay_outcome(trace: CompiledTrace, allocator: CachingAllocator, stop_on_oo
 class _Sim:
     """The allocator state behind the loops, and the rare paths as methods.
 
-    Alignment slivers (expandable segments with base_addr_aligned_kb: the bytes before an
-    aligned block, under 16 KiB) are free mapped blocks of the large pool that no search can
-    return (every large-pool request is over 1 MiB) and that a cache flush cannot unmap (they
-    are smaller than a page), and they stay next to the allocated block they were cut from
-    until it is freed and merges them back. So they are marked free (key 0) without entering
-    the sorted index: the decisions are the same, with two index operations fewer per
-    allocation.
+    Alignment slivers (expandable segments with base_addr_aligned_kb: the free bytes the
+    allocator leaves before a block it moves to an aligned address, under 16 KiB) are free
+    mapped blocks of the large pool that no search can return (every large-pool request is
+    over 1 MiB) and that a cache flush cannot unmap (they are smaller than a page). A sliver
+    sits right before the allocated block it was cut from (the block before it is not free
+    and mapped, or they would have merged) until one of its two neighbours becomes free and
+    mapped and absorbs it: that block when it is freed, or the block before it when that one
+    is freed. (The block before a sliver is never an unmapped range: those end on page
+    boundaries, pages are whole MiB, and a block starting there is already aligned; the slow
+    paths assert it.) So a sliver is not a block here but a byte count, ``lead``, on the
+    allocated block after it, given to whichever neighbour absorbs it. The decisions are the
+    same, with one block and two index operations fewer per allocation.
     """
 
     def __init__(self, a: CachingAllocator):
@@ -194,7 +199,7 @@ class _Sim:
         self.calls = 0  # large-pool free-block searches so far (garbage-collection ages)
         self.skeys: List[int] = [_END]  # free mapped blocks of the small pool, sorted keys
         self.lkeys: List[int] = [_END]
-        self.fb: Dict[int, list] = {_END: [0, 1 << 62, None, None, _END, None, None, 0, True]}  # key -> block
+        self.fb: Dict[int, list] = {_END: [0, 1 << 62, None, None, _END, None, None, 0, True, 0]}  # key -> block
         self.sun: List[int] = []  # unmapped ranges (expandable segments), sorted addresses
         self.lun: List[int] = []
         self.umap: Dict[int, list] = {}  # address -> unmapped range, both pools
@@ -214,9 +219,6 @@ class _Sim:
 
     def _remove(self, b: list) -> None:
         k = b[KEY]
-        if k == 0:  # an alignment sliver: free, but not in the index
-            b[KEY] = None
-            return
         keys = b[POOL]
         i = bisect_left(keys, k)
         if i == len(keys) or keys[i] != k:
@@ -324,7 +326,7 @@ class _Sim:
         reserved = self.reserved = self.reserved + alloc_size
         if reserved > self.reserved_peak:
             self.reserved_peak = reserved
-        return [address, alloc_size, None, None, None, keys, None, 0, True]
+        return [address, alloc_size, None, None, None, keys, None, 0, True, 0]
 
     def _flush_and_retry(self, rounded: int, keys: List[int], alloc_size: int) -> Optional[list]:
         self.workspace = 0
@@ -369,7 +371,7 @@ class _Sim:
         address = self.va
         self.va += alloc_size + VA_GUARD
         self._reserve(alloc_size)
-        return [address, alloc_size, None, None, None, keys, None, 0, True]
+        return [address, alloc_size, None, None, None, keys, None, 0, True, 0]
 
     def _release_available(self, rounded: int, keys: List[int]) -> bool:
         mss = self.mss
@@ -463,19 +465,27 @@ class _Sim:
             while room < size and self._allocatable(b):
                 room += b[SIZE]
                 b = b[NEXT]
+            if room < size and b is not None and b[LEAD]:
+                raise AssertionError("a sliver after an unmapped range (see _Sim)")
             if room >= size:
                 return cand
         page = SMALL_BUFFER if small else self.exp_page
         num_pages = -(-(self.total + self.total // 8) // page)
         base = self.va
         self.va += page * num_pages + VA_GUARD
-        cand = [base, page * num_pages, None, None, None, keys, (base, page), 0, False]
+        cand = [base, page * num_pages, None, None, None, keys, (base, page), 0, False, 0]
         self._insert_unmapped(cand)
         return cand
 
     def _merge(self, dst: list, src: Optional[list]) -> None:
         """_try_merge: ``src`` (a neighbour) joins ``dst`` if both are free and equally mapped."""
-        if src is None or src[MAPPED] != dst[MAPPED] or (src[MAPPED] and src[KEY] is None):
+        if src is None:
+            return
+        if src[MAPPED] and src[KEY] is None:
+            if src[LEAD] and dst[NEXT] is src:
+                raise AssertionError("a sliver after a range being mapped or unmapped (see _Sim)")
+            return
+        if src[MAPPED] != dst[MAPPED]:
             return
         if src[MAPPED]:
             self._remove(src)
@@ -507,7 +517,7 @@ class _Sim:
         if mapped_size < to_map[SIZE]:
             after = to_map[NEXT]
             rest = [to_map[ADDR] + mapped_size, to_map[SIZE] - mapped_size, to_map, after, None,
-                    to_map[POOL], to_map[SEG], 0, False]
+                    to_map[POOL], to_map[SEG], 0, False, 0]
             to_map[NEXT] = rest
             if after is not None:
                 after[PREV] = rest
@@ -531,7 +541,7 @@ class _Sim:
         before = start - b[ADDR]
         if before > 0:
             prev = b[PREV]
-            head = [b[ADDR], before, prev, b, None, b[POOL], b[SEG], 0, True]
+            head = [b[ADDR], before, prev, b, None, b[POOL], b[SEG], 0, True, 0]
             if prev is not None:
                 prev[NEXT] = head
             b[PREV] = head
@@ -539,7 +549,7 @@ class _Sim:
         after = b[SIZE] - (before + size)
         if after > 0:
             nxt = b[NEXT]
-            tail = [start + size, after, b, nxt, None, b[POOL], b[SEG], 0, True]
+            tail = [start + size, after, b, nxt, None, b[POOL], b[SEG], 0, True, 0]
             if nxt is not None:
                 nxt[PREV] = tail
             b[NEXT] = tail
@@ -643,7 +653,7 @@ class _Sim:
                 if (rem >= 512) if small else (rem > 1048576 and (mss is None or nb < mss)):
                     # split: the front is handed out, the rest stays in the free index
                     p = b[2]
-                    blk = [b[0], nb, p, b, None, keys, None, 0, True]
+                    blk = [b[0], nb, p, b, None, keys, None, 0, True, 0]
                     if p is not None:
                         p[3] = blk
                     b[2] = blk
@@ -764,23 +774,20 @@ class _Sim:
                         if stop:
                             break
                         continue
+                lead = 0
                 if nb >= big and b[0] % align:  # ROUND_LARGE; big is beyond any size without align
                     offset = align - b[0] % align
                     if offset + nb <= b[1]:
-                        # a leading sliver stays free, the block starts at the aligned address
-                        n = b[3]
-                        body = [b[0] + offset, b[1] - offset, b, n, None, keys, b[6], 0, True]
-                        if n is not None:
-                            n[2] = body
-                        b[3] = body
-                        b[1] = offset
-                        b[4] = 0  # free and mapped, but kept out of the sorted index (see _Sim)
-                        b = body
+                        # the block starts at the aligned address; the sliver before it stays
+                        # free, as the lead of the block handed out (see _Sim)
+                        b[0] += offset
+                        b[1] -= offset
+                        lead = offset
                 sz = b[1]
                 rem = sz - nb
                 if rem >= 512:  # MIN_BLOCK_SIZE
                     p = b[2]
-                    blk = [b[0], nb, p, b, None, keys, b[6], 0, True]
+                    blk = [b[0], nb, p, b, None, keys, b[6], 0, True, lead]
                     if p is not None:
                         p[3] = blk
                     b[2] = blk
@@ -793,6 +800,8 @@ class _Sim:
                     b[4] = k
                     b = blk
                     sz = nb
+                else:
+                    b[9] = lead
                 ab += sz
                 if ab > abpk:
                     abpk = ab
@@ -810,14 +819,18 @@ class _Sim:
                 live[c] = None
                 sz = b[1]
                 ab -= sz
+                lead = b[9]
+                if lead:  # the block takes back the sliver before it
+                    b[0] -= lead
+                    sz += lead
+                    b[9] = 0
                 keys = b[5]
                 p = b[2]
                 if p is not None:
                     k = p[4]
                     if k is not None:  # a free mapped neighbour (unmapped ones have no key)
-                        if k:  # 0: a sliver, not in the index
-                            del keys[bisect_left(keys, k)]
-                            del fb[k]
+                        del keys[bisect_left(keys, k)]
+                        del fb[k]
                         b[0] = p[0]
                         pp = b[2] = p[2]
                         if pp is not None:
@@ -827,13 +840,15 @@ class _Sim:
                 if n is not None:
                     k = n[4]
                     if k is not None:
-                        if k:
-                            del keys[bisect_left(keys, k)]
-                            del fb[k]
+                        del keys[bisect_left(keys, k)]
+                        del fb[k]
                         nn = b[3] = n[3]
                         if nn is not None:
                             nn[2] = b
                         sz += n[1]
+                    elif n[9]:  # an allocated block with a sliver before it: that sliver joins
+                        sz += n[9]
+                        n[9] = 0
                 b[1] = sz
                 k = sz << 64 | b[0]
                 insort(keys, k)
