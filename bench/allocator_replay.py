@@ -10,6 +10,10 @@ live keys and a running address counter with no pools, no reuse and no stats --
 the cost floor of replaying the same events in Python. The ratio says how many
 times slower the modelled allocator decisions are than that floor. Numbers are
 medians of ``--runs`` runs (wall clock, time.perf_counter).
+
+This is the full replay (every memory_stats() counter, the snapshot, the OOM texts). The
+what-if of ``oom simulate`` keeps only its figures and runs on
+``runtime_sim.allocator.whatif_replay``: bench/oom_whatif.py measures that one.
 """
 from __future__ import annotations
 

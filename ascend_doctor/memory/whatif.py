@@ -23,8 +23,8 @@ torch_npu's NPUCachingAllocator per release line. Its decisions, not a real devi
 the numbers: they say which setting helps, not how many bytes a real run will reserve.
 The replay is ``runtime_sim.allocator.whatif_replay``: the trace is compiled once for every
 setting, and each setting runs the allocator's decisions on compact state that keeps only
-the figures shown here (over 1 M events per second, bench/oom_whatif.py); a trace with
-``record_stream`` events goes through the full ``replay`` instead.
+the figures shown here (about 1 M events per second per setting on a shared 2-core machine,
+bench/oom_whatif.py); a trace with ``record_stream`` events goes through the full ``replay``.
 """
 from __future__ import annotations
 

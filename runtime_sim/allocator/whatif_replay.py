@@ -46,6 +46,10 @@ from .constants import MIN_BLOCK_SIZE, ONE_EXA_BYTES, ROUND_LARGE, SMALL_BUFFER,
 
 Event = Tuple[str, str, int, str]
 
+# the loops write these sizes as numbers (512, 1048576, 2097152)
+if (MIN_BLOCK_SIZE, SMALL_SIZE, ROUND_LARGE) != (512, 1 << 20, 2 << 20):
+    raise ImportError("whatif_replay's loops assume the allocator's 512 B / 1 MiB / 2 MiB constants")
+
 # block record fields (lists are used for speed; the loops below write the numbers)
 ADDR, SIZE, PREV, NEXT, KEY, POOL, SEG, STAMP, MAPPED, LEAD = range(10)
 _SHIFT = 64  # free-index key = size << 64 | address (addresses stay far below 2**64)
