@@ -34,7 +34,7 @@ def open_input_file(name: str, option: str):
     import stat
 
     from .errors import UsageError
-    from .openable import open_for_reading, refusal
+    from .inputs.openable import open_for_reading, refusal
 
     try:
         st = os.stat(name)

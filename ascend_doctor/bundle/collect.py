@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from .. import __version__
 from ..host import DEFAULT_READ_LIMIT, CommandResult, Host, ReadError
 from . import redact as R
-from .archive import KIND, TOP_PREFIX, write_archive
+from ..inputs.bundle_archive import KIND, TOP_PREFIX, write_archive
 
 # bounds: a bundle reads whole machines, so every kind of content has a ceiling
 LOG_PROCESSES = 64  # the newest processes' plog and device logs
@@ -99,7 +99,7 @@ def build_bundle(
 ) -> BundleResult:
     from ..checks.base import Options
     from ..checks.runner import run_checks
-    from ..commands.check import host_info, known_stack
+    from ..checks.stack import host_info, known_stack
     from ..report import check_report
 
     say = progress or (lambda msg: None)
@@ -288,7 +288,7 @@ def _is_binary(data: bytes) -> bool:
 
 def _add_extra(given: str, red: "R.Redactor", add: Callable[..., None], left_out: List[Dict[str, str]]) -> None:
     """A console capture or log file named with --logs (on this machine, not under --root)."""
-    from ..openable import refusal
+    from ..inputs.openable import refusal
 
     paths: List[str] = []
     if os.path.isdir(given):
@@ -330,7 +330,10 @@ def _triage_members(top: str, logs: List[Tuple[str, bytes]]) -> Optional[Dict[st
     """Triage the masked logs as the bundle holds them (same paths, same bytes)."""
     if not logs:
         return None
-    from ..commands.triage import run_triage
+    from ..triage.engine import triage_paths
+    from ..triage.knowledge import Knowledge
+    from ..triage.render import to_json
+    from ..triage.sources import InputError
 
     scratch = tempfile.mkdtemp(prefix="ascend-doctor-bundle-")
     try:
@@ -339,13 +342,13 @@ def _triage_members(top: str, logs: List[Tuple[str, bytes]]) -> Optional[Dict[st
             os.makedirs(os.path.dirname(dest), exist_ok=True)
             with open(dest, "wb") as fh:
                 fh.write(data)
-        out, err = io.StringIO(), io.StringIO()
-        run_triage([os.path.join(scratch, top, "logs")], fmt="json", out=out, err=err)
-        text = out.getvalue().strip()
-        if not text:
+        try:
+            report = triage_paths([os.path.join(scratch, top, "logs")], knowledge=Knowledge())
+        except InputError:
             return None
-        doc = json.loads(text)
-        return _strip_prefix(doc, scratch.rstrip("/") + "/")
+        if report.stats.files == 0:
+            return None
+        return _strip_prefix(to_json(report), scratch.rstrip("/") + "/")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Optional
 
 from ..checks.base import Options
 from ..checks.runner import run_checks
+from ..checks.stack import host_info
 from ..errors import UsageError
 from ..host import Host
 from ..model import Finding, Status
@@ -15,38 +16,6 @@ from ..report import check_report
 from .common import make_host, output_format
 
 FAIL_ON = {"fail": 2, "warn": 1}
-
-
-def host_info(host: Host, facts) -> Dict[str, Any]:
-    info: Dict[str, Any] = {
-        "root": str(host.root),
-        "arch": facts.arch() if facts else host.arch(),
-        "container": facts.container() if facts else host.container(),
-        "user": host.user.name,
-    }
-    if host.is_real:
-        import socket
-
-        info["hostname"] = socket.gethostname()
-    if facts is not None:
-        stack = known_stack(facts)
-        if stack:
-            info["stack"] = stack
-    return info
-
-
-# which fact each stack component comes from: only facts the run already gathered are used
-_STACK_FACTS = {"driver": ("driver",), "firmware": ("firmware",), "cann": ("toolkit",), "chip": ("npu_smi",),
-                "python": ("python_stack",), "torch": ("python_stack",), "torch_npu": ("python_stack",)}
-
-
-def known_stack(facts) -> Dict[str, str]:
-    """{component: version} of the judged stack, from the facts the checks gathered (no new
-    command is run for it: a `check --only env` reports no npu-smi chip)."""
-    from ..checks.compat_checks import stack_from_facts
-
-    comps = [c for c, keys in _STACK_FACTS.items() if all(facts.known(k) for k in keys)]
-    return stack_from_facts(facts, comps) if comps else {}
 
 
 def exit_code(findings: List[Finding], fail_on: str) -> int:

@@ -170,7 +170,7 @@ SUBCOMMANDS = ("simulate", "watch")
 def _size_arg(text: Optional[str], option: str) -> Optional[int]:
     if text is None:
         return None
-    from ..memory.units import parse_size
+    from ..core.units import parse_size
 
     raw = text.strip()
     if raw.isdigit():
@@ -284,7 +284,7 @@ def run_watch(stats: str, threshold: float = 0.10, pool: str = "all", device: Op
         elif fmt == "json":
             out.write(json.dumps({"schema": 1, "stats": stats, "metrics": metrics}) + "\n")
         else:
-            from ..memory.units import format_size
+            from ..core.units import format_size
 
             verdict = "RESTART ADVISED" if over else "ok"
             line = (f"{verdict}: fragmentation {metrics['fragmentation_ratio']:.1%} (threshold {threshold:.0%}); "

@@ -1,7 +1,7 @@
 """Reading node reports: `check --json` output, bundles (their check.json), or directories of them.
 
 Every input is bounded (a report larger than 16 MiB is not a check report) and opened by
-the one rule every verb uses (``ascend_doctor.openable``: no FIFOs, devices or /proc).
+the one rule every verb uses (``ascend_doctor.inputs.openable``: no FIFOs, devices or /proc).
 """
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ class FleetInputError(Exception):
 
 def collect_paths(paths: List[str]) -> Tuple[List[str], List[Skipped]]:
     """Report files under the given paths: *.json and bundle archives; directories are walked."""
-    from ..openable import refusal
+    from ..inputs.openable import refusal
 
     files: List[str] = []
     skipped: List[Skipped] = []
@@ -73,7 +73,7 @@ def collect_paths(paths: List[str]) -> Tuple[List[str], List[Skipped]]:
 
 def load_report(path: str) -> Tuple[Optional[NodeReport], Optional[str]]:
     """(report, None) or (None, why it is not a node report)."""
-    from ..openable import refusal
+    from ..inputs.openable import refusal
 
     try:
         st = os.stat(path)
@@ -84,7 +84,7 @@ def load_report(path: str) -> Tuple[Optional[NodeReport], Optional[str]]:
         return None, reason
     kind = "check"
     if path.endswith(_BUNDLE_SUFFIXES):
-        from ..bundle.archive import is_bundle, read_member
+        from ..inputs.bundle_archive import is_bundle, read_member
 
         if not is_bundle(path):
             return None, "an archive that is not an ascend-doctor bundle"

@@ -21,7 +21,7 @@ API (stable; ``ascend_doctor.commands.oom`` is the CLI on top of it)::
     diagnosis.status     # oom | at_risk | healthy
     diagnosis.to_json()  # schema 1
 
-    from ascend_doctor.memory.rules import Reading, judge   # the pure decision for one event
+    from ascend_doctor.core.oom import Reading, judge   # the pure decision for one event
 
 Bad input raises ``MemoryInputError`` (a one-line message; the CLI exits 2). Files named
 by the user are opened through ``memory.input_file.open_input``: a regular file, ``-`` or

@@ -17,7 +17,7 @@ from typing import List, Optional, Tuple
 
 from ..parsers.npu_smi import NpuChip, NpuSmiInfo, parse_npu_smi_info
 from . import MemoryInputError
-from .units import MiB
+from ..core.units import MiB
 
 
 @dataclass

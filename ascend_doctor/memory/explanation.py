@@ -6,9 +6,9 @@ from typing import Any, Dict, Optional
 from .device_usage import DeviceUsage
 from .message import LogFacts, OomHit
 from .model import Diagnosis, EvidenceItem, Inputs, Numbers
-from .rules import Decision, judge
+from ..core.oom import Decision, judge
 from .stats import StatsFacts
-from .units import MiB, format_size
+from ..core.units import MiB, format_size
 
 PENDING_NOTE_BYTES = 512 * MiB  # freed memory still waiting for other streams worth a note
 ROUNDING_NOTE_SHARE = 0.05  # rounding waste worth a note

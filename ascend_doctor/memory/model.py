@@ -9,7 +9,7 @@ from .device_usage import DeviceUsage
 from .message import LogFacts
 from .snapshot import SnapshotFacts
 from .stats import StatsFacts
-from .units import Size
+from ..core.units import Size
 
 
 @dataclass
@@ -60,7 +60,7 @@ class Diagnosis:
         if self.verdict == "none":
             return None
         if self.verdict == "external":
-            return "device_busy_permission"  # someone else holds the device's memory (memory.rules.Decision)
+            return "device_busy_permission"  # someone else holds the device's memory (core.oom.Decision)
         return "oom_fragmentation" if self.verdict == "oom_fragmentation" else "oom_capacity"
 
     @property

@@ -27,7 +27,7 @@ from typing import Any, BinaryIO, Dict, List, Optional
 
 from ..inputs import LIMITS, InputError, json_depth, load_json, parse_printed, saturate
 from . import MemoryInputError
-from .units import parse_size
+from ..core.units import parse_size
 from ..inputs import int_or_none as num
 
 ARRAYS = ("allocation", "segment", "active", "inactive_split", "allocated_bytes", "reserved_bytes",

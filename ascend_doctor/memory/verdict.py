@@ -19,10 +19,10 @@ from .device_usage import DeviceUsage
 from .explanation import EXTRA_RULES, add_notes, collect_evidence, title_for
 from .message import LogFacts, OomHit
 from .model import Diagnosis, Inputs, Numbers
-from .rules import RULE_TEXT, Decision, Reading, judge
+from ..core.oom import RULE_TEXT, Decision, Reading, judge
 from .snapshot import SnapshotFacts
 from .stats import StatsFacts
-from .units import GiB, MiB, Size, format_size, ratio
+from ..core.units import GiB, MiB, Size, format_size, ratio
 
 # Suggested defaults: stranded memory worth a warning
 STRANDED_WARN_BYTES = GiB

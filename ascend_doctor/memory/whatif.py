@@ -271,7 +271,7 @@ def report(trace: TraceInput, outcomes: List[Outcome], profile: Optional[str]) -
 
 
 def render_text(doc: Dict[str, Any]) -> str:
-    from .units import format_size
+    from ..core.units import format_size
 
     t = doc["trace"]
     lines = [f"oom simulate: {t['name']} ({t['source']}, {t['events']} events) on a {format_size(t['device_capacity_bytes'])} device"
@@ -303,7 +303,7 @@ def render_text(doc: Dict[str, Any]) -> str:
 
 
 def render_md(doc: Dict[str, Any]) -> str:
-    from .units import format_size
+    from ..core.units import format_size
 
     t = doc["trace"]
     lines = [f"## oom simulate: {t['name']}", "", f"{t['events']} events, {format_size(t['device_capacity_bytes'])} device.", "",

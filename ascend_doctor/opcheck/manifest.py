@@ -210,7 +210,7 @@ def from_json(doc: Any, where: str = "manifest") -> Manifest:
 
 
 def load(path: Union[str, Path]) -> Manifest:
-    from ..openable import open_for_reading
+    from ..inputs.openable import open_for_reading
 
     p = Path(path)
     if p.is_dir():

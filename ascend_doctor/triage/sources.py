@@ -30,7 +30,7 @@ from typing import BinaryIO, Callable, Iterator, List, Optional, Tuple
 
 from ..parsers.plog import device_of_dir, log_class_of_path, parse_plog_file_name
 from ..inputs.archive import Budget, DecompressedStream, TarReport, tar_entries
-from ..openable import is_anonymous_pipe, open_for_reading, pseudo_fs_reason, pseudo_fs_top, refusal
+from ..inputs.openable import is_anonymous_pipe, open_for_reading, pseudo_fs_reason, pseudo_fs_top, refusal
 
 _MAX_SKIPPED_KEPT = 200
 _TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
@@ -243,7 +243,7 @@ def tar_members(src: Source, walk: Walk) -> Iterator[Tuple[Source, BinaryIO]]:
             if first:
                 first = False
                 if member.name.endswith("/manifest.json") and member.size <= (8 << 20):
-                    from ..bundle.archive import bundle_manifest
+                    from ..inputs.bundle_archive import bundle_manifest
 
                     head = stream.read()
                     if bundle_manifest(member.name, head) is not None:
