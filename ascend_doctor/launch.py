@@ -4,13 +4,12 @@
 (paths or a query, ``--json``, ``--format F``, ``-v``) run here without importing the full
 command-line parser (typer and click take a third of the start-up of such a question). Any
 other form, any other verb, ``--help`` and anything unexpected go to ``ascend_doctor.cli``,
-which owns the command line; ``run_verb`` is the one place where a verb's outcome becomes an
-exit code and a one-line message, for both paths. tests/test_launch.py keeps the two paths
+which owns the command line; ``commands.outcome.run_verb`` is the one place where a verb's
+outcome becomes an exit code and a one-line message, for both paths. tests/test_launch.py keeps the two paths
 giving the same output and exit code.
 """
 from __future__ import annotations
 
-import os
 import sys
 from typing import List, Optional
 

@@ -11,6 +11,9 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
+from ..inputs.bundle_archive import is_bundle, read_member
+from ..inputs.openable import refusal
+
 MAX_REPORT_BYTES = 16 << 20
 MAX_FILES = 100000
 FAILING = ("fail", "timeout", "error")
@@ -43,8 +46,6 @@ class FleetInputError(Exception):
 
 def collect_paths(paths: List[str]) -> Tuple[List[str], List[Skipped]]:
     """Report files under the given paths: *.json and bundle archives; directories are walked."""
-    from ..inputs.openable import refusal
-
     files: List[str] = []
     skipped: List[Skipped] = []
     for given in paths:
@@ -73,8 +74,6 @@ def collect_paths(paths: List[str]) -> Tuple[List[str], List[Skipped]]:
 
 def load_report(path: str) -> Tuple[Optional[NodeReport], Optional[str]]:
     """(report, None) or (None, why it is not a node report)."""
-    from ..inputs.openable import refusal
-
     try:
         st = os.stat(path)
     except OSError as exc:
@@ -84,8 +83,6 @@ def load_report(path: str) -> Tuple[Optional[NodeReport], Optional[str]]:
         return None, reason
     kind = "check"
     if path.endswith(_BUNDLE_SUFFIXES):
-        from ..inputs.bundle_archive import is_bundle, read_member
-
         if not is_bundle(path):
             return None, "an archive that is not an ascend-doctor bundle"
         data = read_member(path, "check.json", MAX_REPORT_BYTES)

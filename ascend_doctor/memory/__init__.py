@@ -30,18 +30,7 @@ Nothing here imports torch or torch_npu; only ``whatif`` (oom simulate) imports 
 """
 from __future__ import annotations
 
-from typing import Any
+from .errors import MemoryInputError
+from .verdict import Diagnosis, Inputs, analyze
 
 __all__ = ["analyze", "Inputs", "Diagnosis", "MemoryInputError"]
-
-
-class MemoryInputError(ValueError):
-    """An input that cannot be analysed (not a snapshot, stats with unknown keys, ...)."""
-
-
-def __getattr__(name: str) -> Any:  # keep `import ascend_doctor.memory` cheap for triage
-    if name in ("analyze", "Inputs", "Diagnosis"):
-        from . import verdict
-
-        return getattr(verdict, name)
-    raise AttributeError(name)

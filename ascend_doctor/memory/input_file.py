@@ -13,7 +13,8 @@ import stat
 import sys
 from typing import BinaryIO, Optional
 
-from . import MemoryInputError
+from ..inputs.openable import open_for_reading, refusal
+from .errors import MemoryInputError
 
 
 def open_input(path: str, what: str, stdin: Optional[BinaryIO] = None) -> BinaryIO:
@@ -22,8 +23,6 @@ def open_input(path: str, what: str, stdin: Optional[BinaryIO] = None) -> Binary
     ``what`` names the option in messages (``--stats``). Raises MemoryInputError with a
     one-line reason; the caller closes the stream unless ``path`` is ``-``.
     """
-    from ..inputs.openable import open_for_reading, refusal
-
     if path == "-":
         return stdin if stdin is not None else sys.stdin.buffer
     name = f"{what} {path}"
