@@ -4,60 +4,18 @@
 (paths or a query, ``--json``, ``--format F``, ``-v``) run here without importing the full
 command-line parser (typer and click take a third of the start-up of such a question). Any
 other form, any other verb, ``--help`` and anything unexpected go to ``ascend_doctor.cli``,
-which owns the command line; ``run_verb`` is the one place where a verb's outcome becomes an
-exit code and a one-line message, for both paths. tests/test_launch.py keeps the two paths
+which owns the command line; ``commands.outcome.run_verb`` is the one place where a verb's
+outcome becomes an exit code and a one-line message, for both paths. tests/test_launch.py keeps the two paths
 giving the same output and exit code.
 """
 from __future__ import annotations
 
-import os
 import sys
-from typing import Callable, List, Optional
+from typing import List, Optional
+
+from .commands.outcome import quiet_stdout, run_verb, stream_setup
 
 _FAST = ("triage", "explain")
-
-
-def run_verb(fn: Callable[..., int], *args, **kwargs) -> int:
-    """Run a verb; bad input becomes one line + 2, a crash one line + 3 (traceback with
-    ASCEND_DOCTOR_DEBUG=1), Ctrl-C 130. Nothing the doctor started outlives it."""
-    from .errors import UsageError
-    from .inputs import InputError
-
-    try:
-        return fn(*args, **kwargs)
-    except (UsageError, InputError) as exc:
-        sys.stderr.write(f"ascend-doctor: error: {exc}\n")
-        return 2
-    except KeyboardInterrupt:
-        sys.stderr.write("ascend-doctor: interrupted\n")
-        return 130
-    except BrokenPipeError:  # `ascend-doctor ... | head`: the reader had enough; not an error of ours
-        _quiet_stdout()
-        return 0
-    except SystemExit:
-        raise
-    except Exception as exc:  # the last line of defence: never a traceback by default
-        if os.environ.get("ASCEND_DOCTOR_DEBUG"):
-            import traceback
-
-            traceback.print_exc(file=sys.stderr)
-        first = str(exc).splitlines()[0] if str(exc) else ""
-        hint = "" if os.environ.get("ASCEND_DOCTOR_DEBUG") else " (ASCEND_DOCTOR_DEBUG=1 shows the traceback)"
-        sys.stderr.write(f"ascend-doctor: internal error: {type(exc).__name__}: {first}{hint}\n")
-        return 3
-    finally:
-        # a prefetched npu-smi nobody waited for, a child interrupted by Ctrl-C, a grandchild
-        # that left its process group
-        from .children import kill_all
-
-        kill_all()
-
-
-def _quiet_stdout() -> None:
-    try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
 
 
 def _plain(argv: List[str]) -> Optional[tuple]:
@@ -91,15 +49,6 @@ def _plain(argv: List[str]) -> Optional[tuple]:
     return verb, operands, ("json" if json_out else fmt), verbose
 
 
-def stream_setup() -> None:
-    # a terminal or pipe that cannot encode ✓ or · must not end the run with a traceback
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.reconfigure(errors="replace")  # type: ignore[attr-defined]
-        except (AttributeError, ValueError):
-            pass
-
-
 def main() -> None:
     plain = _plain(sys.argv[1:])
     if plain is None:
@@ -120,5 +69,5 @@ def main() -> None:
     try:
         sys.stdout.flush()
     except BrokenPipeError:  # `... | head`: the reader left; that is not an error of ours
-        _quiet_stdout()
+        quiet_stdout()
     sys.exit(code)

@@ -20,9 +20,15 @@ import sys
 from pathlib import Path
 from typing import List, Optional, Sequence, Union
 
+from .. import children
 from ..errors import UsageError
+from ..facts import Facts
+from ..opcheck import render
+from ..opcheck.check import check
 from ..opcheck.choices import DEFAULT_SOC, FailOn, Mode, Soc, choose
-from .common import output_format
+from ..opcheck.manifest import ManifestError, load
+from ..opcheck.replay import ReplayError, replay, summary_lines
+from .common import make_host, output_format
 
 RECORD_TIMEOUT = 3600.0
 _PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)*)?(\.exe)?$")
@@ -101,7 +107,6 @@ def run_record(
     # The child interpreter may not have ascend-doctor installed: let it find this copy.
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_package_root(), env.get("PYTHONPATH", "")) if p)
     # With --json or --format md, stdout carries only our summary: the program's own output goes to stderr.
-    from .. import children
 
     # its own session, marked: on every way out (done, timeout, Ctrl-C, an error) the program
     # and whatever it left running (DataLoader workers, a daemonised helper) are killed
@@ -120,7 +125,6 @@ def run_record(
     if not os.path.exists(out):
         sys.stderr.write(f"ascend-doctor: opcheck record: no manifest written (recorder exit status {rc})\n")
         return 1
-    from ..opcheck.manifest import ManifestError, load
 
     try:
         m = load(out)
@@ -161,9 +165,6 @@ def _choice(enum, value, option: str) -> str:
 def host_torch_npu(python: Optional[str] = None, root: Optional[Path] = None,
                    env_file: Optional[Path] = None, sim: Optional[str] = None) -> str:
     """torch_npu version of the target Python, via the fact gatherer `check` uses."""
-    from ..facts import Facts
-    from .common import make_host
-
     facts = Facts(make_host(root, env_file, sim), python=python)
     stack = facts.python_stack()
     version = stack.version_of("torch_npu")
@@ -197,10 +198,6 @@ def run_compare(
     """
     from compat_matrix.op_support import UnknownVersionError
 
-    from ..opcheck import render
-    from ..opcheck.check import check
-    from ..opcheck.manifest import ManifestError, load
-
     fmt = output_format(fmt, json_flag)
     fail_on = _choice(FailOn, fail_on, "--fail-on")
     if soc is not None:
@@ -223,8 +220,6 @@ def run_compare(
         raise UsageError(str(exc)) from None
     replayed = None
     if replay_dir:
-        from ..opcheck.replay import ReplayError, replay, summary_lines
-
         logs = _replay_dir(replay_dir)
         try:
             replayed = replay(m, to_v, logs, cann=cann, soc=soc or DEFAULT_SOC.value)
