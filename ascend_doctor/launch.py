@@ -11,32 +11,43 @@ giving the same output and exit code.
 from __future__ import annotations
 
 import sys
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 from .commands.outcome import quiet_stdout, run_verb, stream_setup
 
-_FAST = ("triage", "explain")
+_FAST = ("triage", "explain", "check")
+# the options each fast verb takes here: value options (the check's form) and flags
+_VALUED = {"triage": ("--format",), "explain": ("--format",), "check": ("--format", "--root", "--env-file")}
+_VERBOSE = ("triage", "check")
 
 
 def _plain(argv: List[str]) -> Optional[tuple]:
-    """(verb, operands, format, verbose) when argv is a plain triage/explain call, else None."""
+    """(verb, operands, format, --json, verbose, options) when argv is a plain triage/explain/check call
+    (only the options listed above), else None."""
     if not argv or argv[0] not in _FAST:
         return None
     verb, operands, fmt, json_out, verbose = argv[0], [], "text", False, 0
+    options: Dict[str, str] = {}
     rest = argv[1:]
     i = 0
     while i < len(rest):
         arg = rest[i]
+        name, eq, value = arg.partition("=")
         if arg == "--json":
             json_out = True
-        elif arg == "--format" and i + 1 < len(rest):
-            fmt = rest[i + 1]
-            i += 1
-        elif arg.startswith("--format="):
-            fmt = arg.split("=", 1)[1]
-        elif verb == "triage" and arg in ("-v", "--verbose"):
-            verbose += 1
-        elif arg == "--":
+        elif name in _VALUED[verb] and (eq or i + 1 < len(rest)):
+            if not eq:
+                value = rest[i + 1]
+                i += 1
+            if name == "--format":
+                fmt = value
+            elif not value or name in options:
+                return None  # empty or repeated: the full parser says what is wrong
+            else:
+                options[name] = value
+        elif verb in _VERBOSE and arg in ("-v", "--verbose", "-vv"):
+            verbose += 2 if arg == "-vv" else 1
+        elif arg == "--" and verb != "check":
             operands.extend(rest[i + 1:])
             break
         elif arg.startswith("-") and arg != "-":
@@ -44,9 +55,9 @@ def _plain(argv: List[str]) -> Optional[tuple]:
         else:
             operands.append(arg)
         i += 1
-    if not operands:
-        return None
-    return verb, operands, ("json" if json_out else fmt), verbose
+    if (verb == "check") == bool(operands):
+        return None  # check takes no operands; triage and explain need one
+    return verb, operands, fmt, json_out, verbose, options
 
 
 def main() -> None:
@@ -57,15 +68,23 @@ def main() -> None:
         full()
         return
     stream_setup()
-    verb, operands, fmt, verbose = plain
-    if verb == "triage":
+    verb, operands, fmt, json_out, verbose, options = plain
+    if verb == "check":
+        from pathlib import Path
+
+        from .commands.check import run_check
+
+        root, env_file = options.get("--root"), options.get("--env-file")
+        code = run_verb(run_check, root=Path(root) if root else None, env_file=Path(env_file) if env_file else None,
+                        fmt=fmt, json_flag=json_out, verbose=verbose)
+    elif verb == "triage":
         from .commands.triage import run_triage
 
-        code = run_verb(run_triage, operands, fmt, verbose=verbose)
+        code = run_verb(run_triage, operands, "json" if json_out else fmt, verbose=verbose)
     else:
         from .commands.explain import run_explain
 
-        code = run_verb(run_explain, " ".join(operands), fmt)
+        code = run_verb(run_explain, " ".join(operands), "json" if json_out else fmt)
     try:
         sys.stdout.flush()
     except BrokenPipeError:  # `... | head`: the reader left; that is not an error of ours
