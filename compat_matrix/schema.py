@@ -48,7 +48,9 @@ class Field:
     options   alternatives: the first whose kind fits the value is checked (e.g. a string or a mapping)
     nonempty  a string that is not blank, a list or mapping with at least one item
     minimum / maximum  the range of a number
-    pattern   a regex a string must match as a whole; ``hint`` says in words what it must look like
+    pattern   a regex a string must match as a whole
+    hint      the error message's words for a value that misses ``pattern`` or ``choices``
+              ("must look like 'area.name'"), or that an empty list lacks
     text      accept integers where a string is expected (YAML reads ``0`` as a number), but refuse
               floats: ``8.2`` is a version written without quotes
     test      a further test of the value: returns what is wrong, or None
@@ -121,9 +123,7 @@ def check(value: Any, spec: Union[Field, Record], origin: str, path: str = "",
           error: Type[Exception] = SchemaError) -> None:
     """Raise ``error`` (one line naming ``origin`` and the field) when ``value`` does not fit ``spec``.
     ``path`` is where ``value`` sits in its file (empty: the whole document)."""
-    if isinstance(spec, Record):
-        spec = Field("record", record=spec)
-    found = _check(value, spec)
+    found = _validator(spec)(value)
     if found is not None:
         keys, message = found
         where = path
@@ -133,9 +133,23 @@ def check(value: Any, spec: Union[Field, Record], origin: str, path: str = "",
 
 
 # ---------------------------------------------------------------------------------- checking
-# _check returns None, or (the keys from the bad field up to the value checked, innermost first:
-# appended on the way back up, so that a good document builds no path at all; the message)
+# Each spec is turned once into a function (value -> None, or the problem): the knowledge base
+# checks ~300 entries of ~20 fields when it reads its YAML, so the tests a field does not need
+# are not even looked at. A problem is (the keys from the bad field up to the value checked,
+# innermost first: appended on the way back up, so that a good document builds no path at all;
+# the message).
 Found = Optional[Tuple[List[Any], str]]
+Validator = Callable[[Any], Found]
+_VALIDATORS: Dict[int, Tuple[Any, Validator]] = {}  # id(spec) -> (spec, its function); the spec is kept alive
+
+
+def _validator(spec: Union[Field, Record]) -> Validator:
+    hit = _VALIDATORS.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    fn = _record_validator(spec) if isinstance(spec, Record) else _field_validator(spec)
+    _VALIDATORS[id(spec)] = (spec, fn)
+    return fn
 
 
 def _fits(value: Any, kind: str, text: bool = False) -> bool:
@@ -154,89 +168,186 @@ def _fits(value: Any, kind: str, text: bool = False) -> bool:
     return isinstance(value, dict)  # map, record
 
 
-def _check(value: Any, spec: Field) -> Found:
-    if spec.options:
-        for option in spec.options:
-            if _fits(value, option.kind, option.text):
-                return _check(value, option)
-        wanted = " or ".join(dict.fromkeys(_ARTICLE[o.kind] for o in spec.options))
+def _options_validator(spec: Field) -> Validator:
+    options = [(o.kind, o.text, _validator(o)) for o in spec.options]
+    wanted = " or ".join(dict.fromkeys(_ARTICLE[o.kind] for o in spec.options))
+
+    def validate(value: Any) -> Found:
+        for kind, text, fn in options:
+            if _fits(value, kind, text):
+                return fn(value)
         return [], f"expected {wanted}, got {kind_of(value)}"
-    kind = spec.kind
-    if not _fits(value, kind, spec.text):
-        return [], f"expected {_ARTICLE[kind]}, got {kind_of(value)}"
+
+    return validate
+
+
+def _field_validator(spec: Field) -> Validator:
+    if spec.options:
+        return _options_validator(spec)
+    kind, text = spec.kind, spec.text
+    steps: List[Callable[[Any], Found]] = []  # run in order once the type fits
     if kind == "str":
-        if isinstance(value, float):
-            return [], f"write versions as quoted strings (YAML read {value!r} as a number)"
-        if not isinstance(value, str):
-            value = str(value)
-        if spec.nonempty and not value.strip():
-            return [], "must not be empty"
-        if spec.pattern is not None and not _pattern(spec.pattern).fullmatch(value):
-            return [], f"{value!r} {spec.hint or 'does not match ' + spec.pattern}"
-    elif kind == "int" or kind == "number":
-        if spec.minimum is not None and value < spec.minimum:
-            return [], f"must be >= {spec.minimum:g}, got {value}"
-        if spec.maximum is not None and value > spec.maximum:
-            return [], f"must be <= {spec.maximum:g}, got {value}"
+        steps.append(_str_step(spec))
+    elif kind in ("int", "number") and (spec.minimum is not None or spec.maximum is not None):
+        steps.append(_range_step(spec))
     elif kind == "list":
-        if spec.nonempty and not value:
-            return [], "must not be empty" + (f" ({spec.hint})" if spec.hint else "")
-        item = spec.item
+        steps.append(_list_step(spec))
+    elif kind == "map":
+        steps.append(_map_step(spec))
+    elif kind == "record":
+        assert spec.record is not None, "a record field needs its record"
+        steps.append(_validator(spec.record))
+    if spec.choices is not None:
+        steps.append(_choices_step(spec))
+    if spec.test is not None:
+        steps.append(_test_step(spec))
+    expected = f"expected {_ARTICLE[kind]}, got "
+
+    def validate(value: Any) -> Found:
+        if not _fits(value, kind, text):
+            return [], expected + kind_of(value)
+        for step in steps:
+            found = step(value)
+            if found is not None:
+                return found
+        return None
+
+    return validate
+
+
+def _str_step(spec: Field) -> Validator:
+    nonempty, text = spec.nonempty, spec.text
+    regex = _pattern(spec.pattern) if spec.pattern is not None else None
+    miss = spec.hint or f"does not match {spec.pattern}"
+
+    def step(value: Any) -> Found:
+        if text and not isinstance(value, str):
+            if isinstance(value, float):
+                return [], f"write versions as quoted strings (YAML read {value!r} as a number)"
+            value = str(value)
+        if nonempty and not value.strip():
+            return [], "must not be empty"
+        if regex is not None and not regex.fullmatch(value):
+            return [], f"{value!r} {miss}"
+        return None
+
+    return step
+
+
+def _range_step(spec: Field) -> Validator:
+    low, high = spec.minimum, spec.maximum
+
+    def step(value: Any) -> Found:
+        if low is not None and value < low:
+            return [], f"must be >= {low:g}, got {value}"
+        if high is not None and value > high:
+            return [], f"must be <= {high:g}, got {value}"
+        return None
+
+    return step
+
+
+def _list_step(spec: Field) -> Validator:
+    nonempty = spec.nonempty
+    empty = "must not be empty" + (f" ({spec.hint})" if spec.hint else "")
+    item = _validator(spec.item) if spec.item is not None else None
+
+    def step(value: Any) -> Found:
+        if nonempty and not value:
+            return [], empty
         if item is not None:
             for i, v in enumerate(value):
-                found = _check(v, item)
+                found = item(v)
                 if found is not None:
                     found[0].append(i)
                     return found
-    elif kind == "map":
-        if spec.nonempty and not value:
+        return None
+
+    return step
+
+
+def _map_step(spec: Field) -> Validator:
+    nonempty = spec.nonempty
+    key = _validator(spec.key) if spec.key is not None else None
+    item = _validator(spec.item) if spec.item is not None else None
+
+    def step(value: Any) -> Found:
+        if nonempty and not value:
             return [], "must not be empty"
+        if key is None and item is None:
+            return None
         for k, v in value.items():
-            found = _check(k, spec.key) if spec.key is not None else None
-            if found is None and spec.item is not None:
-                found = _check(v, spec.item)
+            found = key(k) if key is not None else None
+            if found is None and item is not None:
+                found = item(v)
             if found is not None:
                 found[0].append(k)
                 return found
-    elif kind == "record":
-        found = _record(value, spec.record)  # type: ignore[arg-type]
-        if found is not None:
-            return found
-    if spec.choices is not None:
-        allowed = spec.choices() if callable(spec.choices) else spec.choices
-        if value not in allowed:
-            return [], f"{value!r} is not one of {', '.join(str(a) for a in allowed)}"
-    if spec.test is not None:
-        message = spec.test(value)
-        if message:
-            return [], message
-    return None
+        return None
+
+    return step
 
 
-def _record(value: Dict[Any, Any], record: Record) -> Found:
-    fields = record.fields
-    if record.extra is None:
-        for key in value:
-            if key not in fields:
-                return [key], f"unknown field (allowed: {', '.join(fields)})"
-    for name, f in fields.items():
-        v = value.get(name)
-        if v is None:
-            if f.required:
-                return [name], "required field is missing"
-            continue
-        found = _check(v, f)
-        if found is not None:
-            found[0].append(name)
-            return found
-    if record.extra is not None:
-        for key, v in value.items():
-            if key not in fields and v is not None:
-                found = _check(v, record.extra)
-                if found is not None:
-                    found[0].append(key)
-                    return found
-    return None
+def _choices_step(spec: Field) -> Validator:
+    choices, text, hint, pattern = spec.choices, spec.text, spec.hint, spec.pattern
+
+    def step(value: Any) -> Found:
+        allowed = choices() if callable(choices) else choices
+        if text and not isinstance(value, str):
+            value = str(value)
+        if value in allowed:  # type: ignore[operator]
+            return None
+        if hint and pattern is None:
+            return [], f"{value!r} {hint}"
+        return [], f"{value!r} is not one of {', '.join(str(a) for a in allowed)}"  # type: ignore[union-attr]
+
+    return step
+
+
+def _test_step(spec: Field) -> Validator:
+    test, as_text = spec.test, spec.text and spec.kind == "str"
+
+    def step(value: Any) -> Found:
+        message = test(str(value) if as_text else value)  # type: ignore[misc]
+        return ([], message) if message else None
+
+    return step
+
+
+def _record_validator(record: Record) -> Validator:
+    fields = [(name, f.required, _validator(f)) for name, f in record.fields.items()]
+    names = frozenset(record.fields)
+    extra = _validator(record.extra) if record.extra is not None else None
+    unknown = f"unknown field (allowed: {', '.join(record.fields)})"
+
+    def validate(value: Any) -> Found:
+        if not isinstance(value, dict):
+            return [], f"expected a mapping, got {kind_of(value)}"
+        if extra is None:
+            for key in value:
+                if key not in names:
+                    return [key], unknown
+        get = value.get
+        for name, required, fn in fields:
+            v = get(name)
+            if v is None:
+                if required:
+                    return [name], "required field is missing"
+                continue
+            found = fn(v)
+            if found is not None:
+                found[0].append(name)
+                return found
+        if extra is not None:
+            for key, v in value.items():
+                if key not in names and v is not None:
+                    found = extra(v)
+                    if found is not None:
+                        found[0].append(key)
+                        return found
+        return None
+
+    return validate
 
 
 _PATTERNS: Dict[str, Any] = {}
@@ -274,9 +385,7 @@ def _allowed_text(f: Field) -> str:
         high = "" if f.maximum is None else f" ≤ {f.maximum:g}"
         parts.append(f"{low}value{high}")
     if f.pattern is not None:
-        parts.append(f.hint or f"matches `{f.pattern}`")
-    elif f.hint and f.kind != "list":
-        parts.append(f.hint)
+        parts.append(f"matches `{f.pattern}`")
     if f.nonempty:
         parts.append("not empty")
     inner = f.item if f.kind in ("list", "map") else None

@@ -115,8 +115,8 @@ GOOD = """entries:
 @pytest.mark.parametrize(
     "change,needle",
     [
-        (("category: other", "category: hardware"), "category 'hardware'"),
-        (("fix: {text: f", "checks: [no.such_check]\n  fix: {text: f"), "unknown check ids"),
+        (("category: other", "category: hardware"), "category: 'hardware' is not one of"),
+        (("fix: {text: f", "checks: [no.such_check]\n  fix: {text: f"), "checks[0]: 'no.such_check' is not a check id"),
         (("examples: [{text: 'some literal text', source: 'https://github.com/a/b/issues/1'}]", "examples: []"), "real example"),
         (("cause: c", "cause: c\n  causes: [t.missing]"), "unknown entry 't.missing'"),
         (("['some literal text']", "['bad(regex']"), "bad regex"),
