@@ -414,6 +414,13 @@ def _records(spec: Union[Field, Record], seen: List[Record]) -> None:
             _records(sub, seen)
 
 
+def _shown(value: Any) -> str:
+    """A default as it is written in YAML."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return '""' if value == "" else str(value)
+
+
 def _cell(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
@@ -430,8 +437,9 @@ def markdown(spec: Record, level: int = 3) -> str:
         out.append("| field | type | required | allowed | meaning |")
         out.append("|---|---|---|---|---|")
         for name, f in record.fields.items():
-            required = "yes" if f.required else ("no" if f.default is None else f"no (default `{f.default}`)")
-            out.append(f"| `{name}` | {_cell(_type_text(f))} | {required} | {_cell(_allowed_text(f))} | {_cell(f.doc)} |")
+            required = "yes" if f.required else ("no" if f.default is None else f"no (default `{_shown(f.default)}`)")
+            doc = f.doc or (f.record.doc if f.record is not None else "")
+            out.append(f"| `{name}` | {_cell(_type_text(f))} | {required} | {_cell(_allowed_text(f))} | {_cell(doc)} |")
         if record.extra is not None:
             out.append(f"| *(any other)* | {_cell(_type_text(record.extra))} | no | {_cell(_allowed_text(record.extra))} "
                        f"| {_cell(record.extra.doc)} |")

@@ -8,7 +8,7 @@ docs/data-files.md is rendered from these specs (tools/data_docs.py).
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Sequence
 
 from compat_matrix.schema import Field, Record
 
@@ -32,13 +32,10 @@ def _texts(doc: str, **kw: Any) -> Field:
     return Field("list", item=Field("str", nonempty=True, **kw), doc=doc)
 
 
-def _https(value: str) -> Optional[str]:
-    return None if value.startswith("https://") else f"{value!r} must be an https URL"
-
-
 EXAMPLE = Record("example", {
     "text": _text("a real line (or block) copied from a public source", required=True),
-    "source": Field("str", required=True, test=_https, doc="the https URL it was copied from"),
+    "source": Field("str", required=True, pattern=r"https://.+", hint="must be an https URL",
+                    doc="the https URL it was copied from"),
     "codes": Field("list", item=Field("str", text=True), doc="the codes the line carries"),
     "module": Field("str", doc="the plog module, as triage would pass it"),
     "captures": Field("map", item=Field("str", text=True), doc="named groups the match must extract: name: value"),

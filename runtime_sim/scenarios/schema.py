@@ -224,7 +224,7 @@ PROCESS = Record("host.npu_smi.processes[]", {
 NPU_SMI = Record("host.npu_smi", {
     "behaviour": _text("auto: a table, or the dcmi error the judged user would get; ok, hang, dcmi_error, absent",
                        choices=NPU_SMI_BEHAVIOURS, default="auto"),
-    "code": Field("int", test=_negative, default=-8005, doc="the dcmi error code printed when it fails"),
+    "code": Field("int", test=_negative, default=-8005, doc="the dcmi error code (negative) printed when it fails"),
     "location": _text("where npu-smi is installed", choices=NPU_SMI_LOCATIONS, test=_abs_path,
                       default="/usr/local/bin/npu-smi"),
     "processes": Field("list", item=Field("record", record=PROCESS), doc="processes holding devices"),

@@ -180,3 +180,41 @@ def test_check_ids_are_the_check_registry():
 
     load_all()
     assert sorted(CHECK_IDS) == sorted(c.id for c in base.registry())
+
+
+FAMILY_ENTRY = GOOD.replace("match: {patterns: ['some literal text']}",
+                            "match: {patterns: ['some literal (?P<library>text)']}\n  family: {capture: library, table: libs}")
+
+
+@pytest.mark.parametrize(
+    "table,needle",
+    [
+        ("rows:\n- {package: p}\n", "family table libs: rows[0].match: required field is missing"),
+        ("rows:\n- {match: 'x', package: [p]}\n", "family table libs: rows[0].package: expected a string, got a list"),
+        ("rows: {match: x}\n", "family table libs: rows: expected a list, got a mapping"),
+        ("rows:\n- {match: '(x'}\n", "family table libs: rows[0]: bad regex"),
+        ("rows: []\ncolour: red\n", "family table libs: colour: unknown field"),
+    ],
+)
+def test_bad_family_table_names_entry_table_and_field(tmp_path, table, needle):
+    root = _write(tmp_path, FAMILY_ENTRY)
+    (root / "tables").mkdir()
+    (root / "tables" / "libs.yaml").write_text(table, encoding="utf-8")
+    with pytest.raises(KBError) as info:
+        load_entries(root)
+    assert str(info.value).startswith("bad.yaml: t.one: family table libs: ") and needle in str(info.value)
+
+
+def test_family_table_that_does_not_exist(tmp_path):
+    with pytest.raises(KBError, match="bad.yaml: t.one: family.table: no table libs"):
+        load_entries(_write(tmp_path, FAMILY_ENTRY))
+
+
+def test_schema_errors_name_the_field_path(tmp_path):
+    bad = GOOD.replace("fix: {text: f, commands: [echo]}", "fix: {text: f, commands: [echo, '']}")
+    with pytest.raises(KBError, match=r"^bad\.yaml: t\.one: fix\.commands\[1\]: must not be empty$"):
+        load_entries(_write(tmp_path, bad))
+    bad = GOOD.replace("- id: t.one\n  category", "- category")
+    (tmp_path / "b").mkdir()
+    with pytest.raises(KBError, match=r"^bad\.yaml: entries\[0\]: id: required field is missing$"):
+        load_entries(_write(tmp_path / "b", bad))
