@@ -61,6 +61,7 @@ def sections() -> List[Tuple[str, str, object]]:
     out: List[Tuple[str, str, object]] = [
         ("Knowledge base: rule entries", "`ascend_doctor/kb/data/rules/*.yaml`, a list under `entries:`", kb.ENTRY),
         ("Knowledge base: family tables", "`ascend_doctor/kb/data/tables/*.yaml`", kb.TABLE),
+        ("Knowledge base: code tables", "`ascend_doctor/kb/data/codes/*.yaml`", kb.CODE_TABLE),
         ("runtime_sim scenarios", "`runtime_sim/scenarios/*.yaml`", SCENARIO),
         ("Op manifest", "JSON written by `ascend-doctor opcheck record`", MANIFEST),
         ("Troubleshooting flows", "`ascend_doctor/flows/data/<symptom>.yaml` (`ascend-doctor diagnose`)", FLOW),

@@ -366,9 +366,10 @@ def load_code_tables(data_dir: Path = DATA_DIR, entry_codes: Optional[Mapping[st
     tables = CodeTables()
     entry_codes = entry_codes or {}
     docs = []
-    for name, doc in sorted(data_docs(data_dir)[0]["codes"].items()):
-        if not isinstance(doc, dict) or "table" not in doc:
-            raise KBError(f"{name}: expected a mapping with 'table'")
+    all_docs, validate = data_docs(data_dir)
+    for name, doc in sorted(all_docs["codes"].items()):
+        if validate:
+            _check_doc(doc, "CODE_TABLE", name)
         docs.append((Path(name), doc))
         # families, classes and prefixes first: any table may use another file's
         for fam, meta in (doc.get("families") or {}).items():
@@ -451,9 +452,6 @@ def _load_plain_table(
         if (key, family) in seen:
             raise KBError(f"{where}: duplicate code in family {family}")
         seen.add((key, family))
-        for field in ("name", "meaning"):
-            if not isinstance(raw.get(field), str) or not raw[field].strip():
-                raise KBError(f"{where}: '{field}' must be a non-empty string")
         maps_to = raw.get("maps_to")
         if maps_to is not None:
             maps_keys = canonical_keys(str(maps_to))

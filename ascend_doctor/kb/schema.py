@@ -1,5 +1,6 @@
-"""The schema of the knowledge base's data files: rule entries (``data/rules/*.yaml``) and
-family tables (``data/tables/*.yaml``), as specs of the one validator (``compat_matrix.schema``).
+"""The schema of the knowledge base's data files: rule entries (``data/rules/*.yaml``), family
+tables (``data/tables/*.yaml``) and code tables (``data/codes/*.yaml``), as specs of the one
+validator (``compat_matrix.schema``).
 
 The loader checks a YAML document against these specs when it reads the YAML (the compiled
 form was checked when it was made); what relates entries to each other (edges, duplicate ids)
@@ -107,3 +108,56 @@ TABLE = Record("family table", {
     "rows": Field("list", required=True, item=Field("record", record=TABLE_ROW), doc="tried in order"),
     "default": Field("map", item=Field("str", text=True), doc="the placeholders' values when no row matches"),
 }, doc="A family table (data/tables/NAME.yaml).")
+
+# ------------------------------------------------------------------ code tables (data/codes/*.yaml)
+KEY_FORMATS = ("decimal", "inner", "ts", "hccl", "drv", "dcmi", "ecode", "torch_npu_err")
+_REFS = _texts("source ids of this file's `sources`, or https URLs")
+CODE = Record("code", {
+    "code": Field("str", required=True, text=True, doc="the code as the table writes it (its `key_format`)"),
+    "name": _text("the name the source gives it", required=True),
+    "meaning": _text("what it means, in our own words", required=True),
+    "family": _text("its family, when not the file's"),
+    "kind": _text("E-codes: internal, external or warning"),
+    "component": _text("the component that raises it"),
+    "printed": Field("str", doc="the exact text the stack prints with it"),
+    "maps_to": Field("str", text=True, doc="the public code an internal one is reported as"),
+    "advice": Field("str", doc="what to do, when the family's advice is not enough"),
+    "source": _REFS,
+    "confirmed_by": _texts("torch-npu wheels whose headers carry the same name and value"),
+    "aliases": _texts("other spellings of the name"),
+}, doc="One code of a numeric table or of the E-code catalog.")
+FAMILY_META = Record("code family", {
+    "title": _text("the family's title"),
+    "advice": Field("str", doc="what to do about any code of the family"),
+}, doc="A family of codes.")
+PREFIX = Record("E-code prefix", {
+    "prefix": _text("the first two characters of the code", required=True),
+    "component": _text("the component the prefix names", required=True),
+    "advice": Field("str", doc="what to do about its codes"),
+}, doc="What an E-code's prefix says.")
+SUBMODULE = Record("torch_npu submodule", {
+    "id": Field("str", required=True, text=True, doc="the two digits after ERR"),
+    "name": _text("its name", required=True),
+    "meaning": _text("what raises it", required=True),
+}, doc="The submodule part of a torch_npu ERR code.")
+ERR_TYPE = Record("torch_npu error type", {
+    "id": Field("str", required=True, text=True, doc="the three digits at the end"),
+    "name": _text("its name", required=True),
+    "meaning": _text("what it means", required=True),
+    "advice": Field("str", doc="what to do"),
+}, doc="The type part of a torch_npu ERR code.")
+CODE_TABLE = Record("code table", {
+    "table": _text("the table's name", required=True),
+    "key_format": Field("str", required=True, choices=KEY_FORMATS, doc="how its codes are written and keyed"),
+    "family": _text("the default family of its codes"),
+    "families": Field("map", item=Field("record", record=FAMILY_META), doc="family name: title and advice"),
+    "classes": Field("map", item=Field("str", nonempty=True), doc="decimal codes: first digit -> what the class means"),
+    "prefixes": Field("list", item=Field("record", record=PREFIX), doc="E-codes: what each prefix names"),
+    "sources": Field("map", item=Field("str", pattern=r"https://.+", hint="must be an https URL"),
+                     doc="source id: URL, for the codes' `source`"),
+    "source": _REFS,
+    "confirmed_by": _texts("torch-npu wheels whose headers carry the same table"),
+    "codes": Field("list", item=Field("record", record=CODE), doc="the codes"),
+    "submodules": Field("list", item=Field("record", record=SUBMODULE), doc="torch_npu_err: the submodules"),
+    "types": Field("list", item=Field("record", record=ERR_TYPE), doc="torch_npu_err: the error types"),
+}, doc="A table of error codes (data/codes/*.yaml).")

@@ -218,3 +218,28 @@ def test_schema_errors_name_the_field_path(tmp_path):
     (tmp_path / "b").mkdir()
     with pytest.raises(KBError, match=r"^bad\.yaml: entries\[0\]: id: required field is missing$"):
         load_entries(_write(tmp_path / "b", bad))
+
+
+@pytest.mark.parametrize(
+    "change,needle",
+    [
+        (("meaning: m", "meaning: ''"), "t.yaml: codes[0].meaning: must not be empty"),
+        (("key_format: decimal", "key_format: octal"), "t.yaml: key_format: 'octal' is not one of decimal"),
+        (("  source: [s]", "  source: [s]\n  colour: red"), "t.yaml: codes[0].colour: unknown field"),
+        (("s: https://example.com/h", "s: ftp://example.com/h"), "t.yaml: sources.s: 'ftp://example.com/h' must be an https URL"),
+    ],
+)
+def test_bad_code_table_names_file_code_and_field(tmp_path, change, needle):
+    from ascend_doctor.kb.loader import load_code_tables
+
+    table = "table: t\nkey_format: decimal\nsources:\n  s: https://example.com/h\ncodes:\n- code: 107001\n  name: N\n  meaning: m\n  source: [s]\n"
+    (tmp_path / "codes").mkdir()
+    (tmp_path / "codes" / "t.yaml").write_text(table, encoding="utf-8")
+    assert load_code_tables(tmp_path).tables == {"t": 1}
+    (tmp_path / "codes" / "t.yaml").write_text(table.replace(*change), encoding="utf-8")
+    from ascend_doctor.kb import loader
+
+    loader._DOCS.pop(str(tmp_path), None)  # the good table was cached for this directory
+    with pytest.raises(KBError) as info:
+        load_code_tables(tmp_path)
+    assert str(info.value).startswith(needle)
