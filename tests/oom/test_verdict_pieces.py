@@ -74,3 +74,32 @@ def test_analyze_puts_the_pieces_together():
     assert diag.numbers["reserved_unallocated"] == g.gap and diag.sources["requested"] == "message"
     assert (diag.status, diag.verdict, diag.device) == ("oom", TOUCHNET["verdict"], 3)
     assert diag.plan is not None and diag.kb == "oom.npu_fragmentation"
+
+
+def test_notes_on_other_out_of_memory_events():
+    from ascend_doctor.memory.explanation import _other_ooms
+
+    # https://github.com/vllm-project/vllm-omni/issues/1199 (a second, different event)
+    other = next(m for m in load_yaml("messages.yaml")["messages"] if "vllm-omni/issues/1199" in m["source"])
+    twice = scan_text(TOUCHNET["text"] + "\n" + TOUCHNET["text"])
+    assert _other_ooms(twice, twice.first_oom) == [
+        "the same out-of-memory message appears 2 times (console and plog copies, or ranks that failed alike)"]
+    mixed = scan_text(TOUCHNET["text"] + "\n" + other["text"])
+    (note,) = _other_ooms(mixed, mixed.first_oom)
+    assert note.startswith("2 different out-of-memory events in the logs") and note.endswith(f"1 {other['verdict']}")
+    assert _other_ooms(_log(), _log().first_oom) == []
+
+
+def test_notes_from_the_statistics():
+    from types import SimpleNamespace
+
+    from ascend_doctor.memory.explanation import _stats_notes
+
+    log = _log()
+    frag = SimpleNamespace(verdict="oom_fragmentation")
+    stats = SimpleNamespace(max_split_size=512 << 20, reserved=log.first_oom.record.reserved)
+    assert _stats_notes(frag, stats, log.first_oom) == [
+        "max_split_size_mb is already set (512 MB): lower it below the failing request, or switch to expandable segments"]
+    later = SimpleNamespace(max_split_size=None, reserved=stats.reserved + 4 * GiB)
+    (note,) = _stats_notes(frag, later, log.first_oom)
+    assert "reserved differs by 4.00 GiB" in note
