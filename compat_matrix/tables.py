@@ -364,6 +364,10 @@ def raw_data(name: str) -> Dict[str, Any]:
             data = compiled[name] if compiled is not None else _yaml_load(DATA_DIR / (name + ".yaml"))
             if not isinstance(data, dict) or data.get("schema") != 1:
                 raise DataError("%s.yaml: missing 'schema: 1'" % name)
+            from compat_matrix.data_schema import FILES
+            from compat_matrix.schema import check
+
+            check(data, FILES[name], name + ".yaml", error=DataError)
             _CACHE[name] = data
         return _CACHE[name]
 
