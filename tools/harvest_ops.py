@@ -1,7 +1,7 @@
 """The op-support half of the wheel harvest (called by tools/harvest_wheels.py).
 
 Each wheel's ``torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml`` is reduced with
-``compat_matrix.op_support.reduce.reduce_codegen`` to ``{op: (impl kinds, sections, aclnn)}``.
+``tools.op_reduce.reduce_codegen`` to ``{op: (impl kinds, sections, aclnn)}``.
 Storage: one file per torch_npu X.Y.Z line, ``op_support/data/wheels/<line>.json.gz``, holding
 the newest build's ops in full and every other build of the line as a difference (ops added or
 changed, ops removed). Where a build also has upstream branch data (``releases/<branch>``), the
@@ -20,8 +20,8 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from compat_matrix.op_support import reduce as red  # noqa: E402
-from compat_matrix.op_support import regenerate as regen  # noqa: E402
+from tools import op_reduce as red  # noqa: E402
+from tools import op_regenerate as regen  # noqa: E402
 from compat_matrix.op_support.store import DATA_DIR, INDEX_FILE, NPU_IMPLS, SCHEMA  # noqa: E402
 
 Rec = Tuple[List[str], List[str], Optional[str]]

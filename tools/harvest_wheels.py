@@ -482,8 +482,8 @@ def write_contradictions(table: Sequence[Dict[str, Any]], python: Sequence[Dict[
 # ----------------------------------------------------------------------------- op data
 def reduce_wheel_ops(facts: Mapping[str, Any], is_aten: Any) -> Tuple[Dict[str, Any], str]:
     sys.path.insert(0, str(REPO))
-    from compat_matrix.op_support import reduce as red
-    from compat_matrix.op_support.regenerate import load_yaml_keep_duplicates
+    from tools import op_reduce as red
+    from tools.op_regenerate import load_yaml_keep_duplicates
 
     ymls = facts.get("yaml") or {}
     if CODEGEN_YAML in ymls:

@@ -6,7 +6,7 @@ Three inputs, three sub-commands; each rewrites only what it owns and then the i
               clones of github.com/Ascend/pytorch and github.com/Ascend/op-plugin (read-only
               ``git show`` / ``git ls-tree``). Use this when a new release appears::
 
-                  python -m compat_matrix.op_support.regenerate upstream \\
+                  python -m tools.op_regenerate upstream \\
                       --pytorch-git ~/src/pytorch/.git --op-plugin-git ~/src/op-plugin/.git \\
                       --compatibility-md  v2.12.0-26.1.0 v2.7.1-26.1.0
 
@@ -18,7 +18,7 @@ Three inputs, three sub-commands; each rewrites only what it owns and then the i
 ``reference`` rebuild from reduced files in the reduced op-support format
               (``<branch>.yaml`` with a ``meta`` block and ``ops``; ``release-map.yaml``)::
 
-                  python -m compat_matrix.op_support.regenerate reference DIR
+                  python -m tools.op_regenerate reference DIR
 
 ``wheels``    (not here: ``python -m tools.harvest_wheels --wheel-dir DIR`` from a checkout) reads
               the registration every published torch-npu wheel ships
@@ -29,7 +29,7 @@ Three inputs, three sub-commands; each rewrites only what it owns and then the i
 ``dispatch``  regenerate the table of PyTorch dispatch kernels per aten op (which ops are
               CompositeImplicit / CompositeExplicit / backend-only) from the installed torch::
 
-                  python -m compat_matrix.op_support.regenerate dispatch
+                  python -m tools.op_regenerate dispatch
 
 Output files are deterministic (sorted keys, gzip mtime 0), so a rebuild without new input
 produces no diff.
@@ -46,7 +46,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from compat_matrix.op_support import reduce as red
+from tools import op_reduce as red
 from compat_matrix.op_support.store import DATA_DIR, INDEX_FILE, SCHEMA
 
 GIT_TIMEOUT = 60
@@ -260,7 +260,7 @@ def write_index(
             "Aten and torch_npu custom ops registered by each torch_npu release branch, reduced from "
             "Ascend/op-plugin op_plugin_functions.yaml (at the commit the branch pins as third_party/op-plugin) "
             "and Ascend/pytorch torch_npu/csrc/aten/npu_native_functions.yaml. Rebuild with "
-            "`python -m compat_matrix.op_support.regenerate`."
+            "`python -m tools.op_regenerate`."
         ),
         "last_command": command,
         "impl_kinds": {
@@ -444,7 +444,7 @@ def cmd_dispatch(args: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m compat_matrix.op_support.regenerate", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m tools.op_regenerate", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data-dir", help="write here instead of compat_matrix/op_support/data")
     sub = p.add_subparsers(dest="cmd", required=True)
