@@ -46,8 +46,9 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from tools import op_reduce as red
 from compat_matrix.op_support.store import DATA_DIR, INDEX_FILE, SCHEMA
+from compat_matrix.versions import parse_version
+from tools import op_reduce as red
 
 GIT_TIMEOUT = 60
 OP_PLUGIN_REPO = "Ascend/op-plugin"
@@ -223,15 +224,8 @@ def write_release(branch: str, ops: Mapping[str, Tuple[List[str], List[str], Opt
 
 
 def _release_sort_key(row: Mapping[str, Any]) -> Tuple[Any, ...]:
-    def nums(text: str) -> Tuple[int, ...]:
-        parts = re.split(r"[.\-]", text.lower().replace("rc", "0.")) if text else []
-        return tuple(int(p) for p in parts if p.isdigit())
-
-    # A final release sorts after its release candidates: 6.0.rc3 < 6.0.0.
-    rel = str(row["release"]).lower()
-    m = re.match(r"^(\d+)\.(\d+)\.(?:rc(\d+)|(\d+))", rel)
-    rel_key = (int(m.group(1)), int(m.group(2)), 0 if m.group(3) else 1, int(m.group(3) or m.group(4))) if m else nums(rel)
-    return (rel_key, nums(str(row["torch"])))
+    # by the one version grammar: a final release sorts after its candidates (6.0.rc3 < 6.0.0)
+    return (parse_version(str(row["release"]), "torch_npu_release"), parse_version(str(row["torch"]), "torch"))
 
 
 def write_index(
@@ -322,7 +316,7 @@ def reduce_branch_from_git(
     if len(tree) < 3 or tree[1] != "commit":
         raise RegenerateError(f"{branch}: third_party/op-plugin is not a pinned submodule")
     plugin_commit = tree[2]
-    major, minor = torch.split(".")
+    major, minor = parse_version(torch, "torch").series
     per_version = f"op_plugin/config/v{major}r{minor}/op_plugin_functions.yaml"
     yaml_path = per_version if _git_exists(op_plugin_git, plugin_commit, per_version) else UNIFIED_YAML
     plugin_doc = load_yaml_keep_duplicates(_git(op_plugin_git, "show", f"{plugin_commit}:{yaml_path}"))
