@@ -13,7 +13,6 @@ torch_npu's own custom ops, so a recorded op can be looked up directly.
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from compat_matrix.versions import VersionError, parse_version
