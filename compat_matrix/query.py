@@ -49,7 +49,7 @@ class Stack(object):
             if value is None or (isinstance(value, str) and not value.strip()):
                 continue
             if comp == "chip":
-                self.chip = chips_mod.chip_family(str(value))
+                self.chip = chips_mod.family_from_user(str(value))
                 self.chip_text = str(value).strip()
             else:
                 self.versions[comp] = parse_version(value, comp)
