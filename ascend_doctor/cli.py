@@ -13,6 +13,7 @@ from typing import Callable, List, Optional
 import typer
 
 from . import __version__
+from .commands.outcome import run_verb, stream_setup
 
 app = typer.Typer(
     name="ascend-doctor",
@@ -34,8 +35,6 @@ NPU_SMI_FILE_OPT = typer.Option(None, "--npu-smi", help="A saved `npu-smi info` 
 
 def _call(fn: Callable[..., int], *args, **kwargs) -> None:
     """Run a verb; turn bad input into one line + exit 2, a crash into one line + exit 3."""
-    from .launch import run_verb
-
     raise typer.Exit(run_verb(fn, *args, **kwargs))
 
 
@@ -346,8 +345,6 @@ def fleet(
 
 
 def main() -> None:
-    from .launch import stream_setup
-
     stream_setup()
     argv = sys.argv[1:]
     try:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
 
+from compat_matrix.chips import family_from_npu_smi, try_family_from_user
+
 from ..model import Evidence, Fix, Status
 from .base import Context, Result, check, skip
 
@@ -63,7 +65,6 @@ def chip_from_facts(facts: Any) -> Optional[str]:
     info = facts.npu_smi().info
     if info is None or not info.chips:
         return None
-    from compat_matrix.chips import family_from_npu_smi
 
     fams = set()
     for chip in info.chips:
@@ -92,7 +93,6 @@ def _safe_evaluate(stack: Dict[str, str]):
 
 
 def _bad(component: str, value: str) -> bool:
-    from compat_matrix.chips import try_family_from_user
     from compat_matrix.versions import try_parse_version
 
     if component == "chip":

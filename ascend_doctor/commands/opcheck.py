@@ -18,8 +18,15 @@ import sys
 from pathlib import Path
 from typing import List, Optional, Sequence, Union
 
+from .. import children
 from ..errors import UsageError
-from .common import output_format
+from ..facts import Facts
+from ..opcheck import render
+from ..opcheck.check import check
+from ..opcheck.diff import FAIL_ON
+from ..opcheck.manifest import ManifestError, load
+from ..opcheck.replay import DEFAULT_SOC, ReplayError, replay, summary_lines
+from .common import make_host, output_format
 
 RECORD_TIMEOUT = 3600.0
 _PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)*)?(\.exe)?$")
@@ -97,7 +104,6 @@ def run_record(
     # The child interpreter may not have ascend-doctor installed: let it find this copy.
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_package_root(), env.get("PYTHONPATH", "")) if p)
     # With --json, stdout carries only our summary: the program's own output goes to stderr.
-    from .. import children
 
     # its own session, marked: on every way out (done, timeout, Ctrl-C, an error) the program
     # and whatever it left running (DataLoader workers, a daemonised helper) are killed
@@ -116,7 +122,6 @@ def run_record(
     if not os.path.exists(out):
         sys.stderr.write(f"ascend-doctor: opcheck record: no manifest written (recorder exit status {rc})\n")
         return 1
-    from ..opcheck.manifest import ManifestError, load
 
     try:
         m = load(out)
@@ -136,9 +141,6 @@ def run_record(
 def host_torch_npu(python: Optional[str] = None, root: Optional[Path] = None,
                    env_file: Optional[Path] = None, sim: Optional[str] = None) -> str:
     """torch_npu version of the target Python, via the fact gatherer `check` uses."""
-    from ..facts import Facts
-    from .common import make_host
-
     facts = Facts(make_host(root, env_file, sim), python=python)
     stack = facts.python_stack()
     version = stack.version_of("torch_npu")
@@ -172,11 +174,6 @@ def run_opcheck(
     """
     from compat_matrix.op_support import UnknownVersionError
 
-    from ..opcheck import render
-    from ..opcheck.check import check
-    from ..opcheck.diff import FAIL_ON
-    from ..opcheck.manifest import ManifestError, load
-
     fmt = output_format(fmt, json_flag)
     if fail_on not in FAIL_ON:
         raise UsageError(f"--fail-on {fail_on}: choose one of {', '.join(FAIL_ON)}")
@@ -196,8 +193,6 @@ def run_opcheck(
         raise UsageError(str(exc)) from None
     replayed = None
     if replay_dir:
-        from ..opcheck.replay import DEFAULT_SOC, ReplayError, replay, summary_lines
-
         try:
             replayed = replay(m, to_v, Path(replay_dir), cann=cann, soc=soc or DEFAULT_SOC)
         except ReplayError as exc:

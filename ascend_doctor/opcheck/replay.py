@@ -19,6 +19,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ascend_doctor.opcheck.classify import classify
 from ascend_doctor.opcheck.manifest import Manifest, OpEntry
+from ascend_doctor.triage.engine import triage_paths
+from ascend_doctor.triage.render import render_json
 
 DEFAULT_SOC = "Ascend910B2"
 DEFAULT_START = "2025-10-24 11:16:52"
@@ -144,9 +146,6 @@ def replay(
                           list(proc.log.paths) + [out_dir / CONSOLE_FILE])
     if triage:
         import json
-
-        from ascend_doctor.triage.engine import triage_paths
-        from ascend_doctor.triage.render import render_json
 
         result.triage = json.loads(render_json(triage_paths([str(out_dir)])))
     return result
