@@ -71,3 +71,28 @@ def test_a_reader_that_leaves_early_is_not_an_internal_error():
     proc.stdout.close()
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) in (0, 1) and "internal error" not in err and "Traceback" not in err
+
+
+_OTHER_VERBS = ("ascend_doctor.opcheck", "ascend_doctor.profile", "ascend_doctor.bundle", "ascend_doctor.fleet",
+                "ascend_doctor.flows", "ascend_doctor.memory", "ascend_doctor.cli", "typer", "click", "yaml", "torch")
+_MODULES = ("import sys, json; from ascend_doctor.launch import main; sys.argv[0] = 'ascend-doctor'\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "sys.stderr.write(json.dumps(sorted(sys.modules)))")
+
+
+@pytest.mark.parametrize("args,also_absent", [
+    (["triage", "paste.log"], ("ascend_doctor.checks", "rich")),
+    (["explain", "EZ9999"], ("ascend_doctor.checks",)),
+    (["check", "--root", "host"], ("ascend_doctor.commands.triage",)),
+], ids=lambda a: " ".join(a) if isinstance(a, list) else "")
+def test_a_verb_imports_only_what_it_runs(tmp_path, sim_host, args, also_absent):
+    """The command line imports the verb it runs: no parser framework, no other verb's package,
+    no YAML (the data is read from its compiled form)."""
+    import json
+
+    (tmp_path / "paste.log").write_text(LINE, encoding="utf-8")
+    (tmp_path / "host").symlink_to(sim_host)
+    proc = subprocess.run([sys.executable, "-c", _MODULES, *args], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    loaded = set(json.loads(proc.stderr.strip().splitlines()[-1]))
+    present = sorted(m for m in loaded for p in _OTHER_VERBS + also_absent if m == p or m.startswith(p + "."))
+    assert present == []

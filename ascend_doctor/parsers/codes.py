@@ -97,7 +97,7 @@ _PHRASES: Dict[str, str] = {
     "retcode:": RET, "return[": RET, "errno:": RET, "failed:": RET,
     "ret=": RET, "ret:": RET, "ret is": RET, "ret[": RET,
     "error code:": ACL, "error code =": ACL, "error code=": ACL, "error_code=": ACL, "errcode:": ACL,
-    "return code": ACL, "retcode": ACL, "aclerror": ACL, "status": ACL,
+    "return code": ACL, "retcode": ACL, "aclerror": ACL, "status": ACL, "err=": ACL, "error=": ACL,
     "retcode=": TASK, "innercode=": TASK, "innercode:": TASK, "rtcode=": TASK,
 }
 _VALUE = r"[ \t]*(-?(?:0x[0-9a-f]+|\d+))(?![0-9a-z_])"  # whole numbers only
