@@ -18,7 +18,7 @@ from compat_matrix.versions import Version, VersionSpec, parse_spec, parse_versi
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 DATA_FILES = ("sources", "torch_npu", "releases", "torch_python", "cann_hdk", "host_rules",
-              "downstream", "contradictions", "wheels")
+              "downstream", "contradictions", "wheels", "chips")
 
 # torch_npu build statuses, and the relations of CANN <-> HDK statements
 # published: a final release on the package index that no stored table lists, whose CANN comes

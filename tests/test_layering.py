@@ -22,7 +22,7 @@ PACKAGE = "ascend_doctor"
 # lowest first; a unit imports only units of strictly lower layers (and itself)
 LAYERS: List[Set[str]] = [
     {"__init__"},  # the version string
-    {"model", "errors", "children", "chips", "inputs"},
+    {"model", "errors", "children", "inputs"},
     {"core"},
     {"parsers", "host"},
     {"probes", "kb"},

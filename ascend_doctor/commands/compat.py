@@ -82,14 +82,14 @@ def run_compat(
 
 def _validate(flags: Dict[str, str]) -> None:
     """Bad versions are usage errors: one line naming the flag and the accepted forms."""
-    from compat_matrix.chips import chip_family
+    from compat_matrix.chips import family_from_user
     from compat_matrix.errors import CompatError
     from compat_matrix.versions import parse_version
 
     for comp, value in flags.items():
         try:
             if comp == "chip":
-                chip_family(value)
+                family_from_user(value)
             else:
                 parse_version(value, comp)
         except CompatError as exc:
@@ -101,13 +101,13 @@ def _detect(host: Any, npu_smi: Optional[str] = None) -> Dict[str, str]:
     # earlier report order than the checks they require (a later `check` in this process
     # would then run them before their requirements)
     load_all()
-    from compat_matrix.chips import try_chip_family
+    from compat_matrix.chips import try_family_from_user
     from compat_matrix.versions import try_parse_version
 
     found = stack_from_facts(Facts(host, npu_smi_file=npu_smi))
     # a value the grammar cannot read is dropped here; `check` reports the file itself
     return {k: v for k, v in found.items()
-            if (try_chip_family(v) if k == "chip" else try_parse_version(v, k)) is not None}
+            if (try_family_from_user(v) if k == "chip" else try_parse_version(v, k)) is not None}
 
 
 # ---------------------------------------------------------------------------- evaluate

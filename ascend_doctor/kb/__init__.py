@@ -47,7 +47,7 @@ API (stable; the triage engine and ``explain`` use it)::
 
 Errors: ``KBError`` (one line naming the data file and entry) when the data is bad.
 ``ASCEND_DOCTOR_KB_DIR`` points the loader at another data directory (tests, experiments).
-``python -m ascend_doctor.kb.verify_headers WHEEL`` re-checks the tables against the
+``python -m tools.verify_kb_headers WHEEL`` re-checks the tables against the
 headers shipped in a torch-npu wheel.
 
 ``role`` tells triage how to rank: a ``symptom`` (e.g. EI0002, a rank that waited

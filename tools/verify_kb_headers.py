@@ -1,6 +1,6 @@
 """Check the KB's numeric tables against the headers shipped in a torch-npu wheel.
 
-    python -m ascend_doctor.kb.verify_headers torch_npu-2.14.0-....whl [more wheels]
+    python -m tools.verify_kb_headers torch_npu-2.14.0-....whl [more wheels]
 
 torch-npu wheels carry CANN's public headers (rt_error_codes.h, acl_base*.h,
 ge_error_codes.h), HCCL's hccl_types.h and torch_npu's own NPUErrorCodes.h and
