@@ -5,8 +5,11 @@ Public API (imported lazily, so ``import compat_matrix`` stays cheap; data loads
     parse_version(text, kind)            -> Version   (kinds: cann, driver, firmware, torch_npu,
                                                        torch, python, torch_npu_release, inner)
     parse_spec(text, kind)               -> VersionSpec ('25.5.X' lines, exact versions)
-    chip_family(text)                    -> '910b' | '910_93' | '310p' | ...
+    family_from_user(text)               -> '910b' | '910_93' | '310p' | ... (a name a person types)
+    family_from_npu_smi(name)            -> Family or None (a name as npu-smi prints it)
     evaluate(stack)                      -> Report    (pairs with verdicts, overall verdict)
+    maintained_python()                  -> (['3.8', ..., '3.14'], source URL): Python series of
+                                            maintained torch_npu builds
     suggest(pinned)                      -> [SuggestedStack], newest first
     scan(pinned)                         -> ([SuggestedStack], [LeftOut]) the builds left out, and why
     upgrade_path(current, target)        -> UpgradePlan (ordered steps)
@@ -24,7 +27,7 @@ from typing import Any
 
 __all__ = [
     "parse_version", "try_parse_version", "parse_spec", "Version", "VersionSpec", "KINDS",
-    "chip_family", "evaluate", "Report", "Pair", "VERDICTS", "COMPONENTS", "suggest",
+    "family_from_user", "family_from_npu_smi", "evaluate", "maintained_python", "Report", "Pair", "VERDICTS", "COMPONENTS", "suggest",
     "SuggestedStack", "scan", "LeftOut", "upgrade_path", "UpgradePlan", "resolve_torch_npu_release", "release_map_row",
     "judge_driver_firmware", "judge_toolkit_driver", "judge_version_files", "load_matrix",
     "CompatError", "VersionError", "ChipError", "ComponentError", "ReleaseQueryError",
@@ -34,8 +37,8 @@ _LAZY = {
     "parse_version": "compat_matrix.versions", "try_parse_version": "compat_matrix.versions",
     "parse_spec": "compat_matrix.versions", "Version": "compat_matrix.versions",
     "VersionSpec": "compat_matrix.versions", "KINDS": "compat_matrix.versions",
-    "chip_family": "compat_matrix.chips",
-    "evaluate": "compat_matrix.query",
+    "family_from_user": "compat_matrix.chips", "family_from_npu_smi": "compat_matrix.chips",
+    "evaluate": "compat_matrix.query", "maintained_python": "compat_matrix.query",
     "Report": "compat_matrix.report", "Pair": "compat_matrix.report",
     "VERDICTS": "compat_matrix.report", "COMPONENTS": "compat_matrix.report",
     "suggest": "compat_matrix.stacks", "SuggestedStack": "compat_matrix.stacks",

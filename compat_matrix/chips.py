@@ -1,78 +1,112 @@
-"""Chip and product names -> the chip families the version tables are written for.
+"""Ascend chip families, from one data file (data/chips.yaml), read in two explicit contexts.
 
-npu-smi prints chip names such as 910B3, 310P3, 310B1 or, on Atlas A3 boxes, plain
-``Ascend910``; release notes speak of products (Atlas 350 card, Atlas 950 SuperPoD).
-Tables key their rows by family ("910b", "310p", ...) or by product.
+The same text means different chips depending on who wrote it:
+
+* ``family_from_npu_smi(name)``: a chip name exactly as ``npu-smi info`` prints it. There,
+  plain ``910B`` is the old 910-class chip and ``Ascend910`` is an Atlas A3 chip.
+* ``family_from_user(text)``: a chip or product name a person types (``compat --chip``) or
+  release notes use. There, ``910B`` means the Atlas A2 series, and ``Atlas 800I A2``,
+  ``A3`` or ``Atlas 950 SuperPoD`` name families too.
+
+Both answer with the same family ids ("910b", "910_93", "910", "310p", ...), which the
+version tables use to scope their rows (``in_scope``).
 """
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterable, Optional, Tuple
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Dict, Iterable, Optional, Pattern, Tuple
 
-from compat_matrix.errors import ChipError
-
-# family id -> what it covers (shown to users)
-FAMILIES: Dict[str, str] = {
-    "910b": "Atlas A2 series (Ascend 910B1-B4, 910B2C, 910B4-1)",
-    "910_93": "Atlas A3 series (Ascend 910_93xx; npu-smi prints 'Ascend910')",
-    "910": "Atlas training series A1 (Ascend 910A, 910ProA, 910ProB, 910PremiumA)",
-    "310p": "Atlas 300I/300V Pro and Duo (Ascend 310P1, 310P3)",
-    "310b": "Atlas 200I/500 A2 (Ascend 310B1, 310B4)",
-    "310": "Ascend 310 (Atlas 200/300/500, first generation)",
-    "atlas350": "Atlas 350 card (Ascend 950 generation)",
-    "atlas850": "Atlas 850 series (Ascend 950 generation)",
-    "atlas950": "Atlas 950 SuperPoD (Ascend 950 generation)",
-    "950": "Ascend 950 generation, product not named",
-}
-
-# Families of the 950 generation: release notes give them HDK lines of their own and
-# call everything else "other products".
-GEN_950 = frozenset({"atlas350", "atlas850", "atlas950", "950"})
+from compat_matrix.errors import ChipError, DataError
+from compat_matrix.tables import raw_data
 
 # Scope words used in the data files besides family ids.
 SCOPE_ALL = "all"
 SCOPE_NON_950 = "non_950"
 
-_PATTERNS: Tuple[Tuple[str, str], ...] = (
-    (r"910b\d*(?:-\d+)?c?|a2|800[ti]a2|900a2(?:pod)?|200ta2(?:box16)?", "910b"),
-    (r"910_?93\d*|910c|a3|ascend910|910a3|800[ti]a3|900a3(?:superpod)?", "910_93"),
-    (r"910(?:a|proa|prob|premiuma)?|a1|800-?90[01]0|300t-?9000", "910"),
-    (r"310p\d*|300i(?:pro|duo)|300v(?:pro)?", "310p"),
-    (r"310b\d*|200i(?:dk)?a2|500a2|orangepiaipro", "310b"),
-    (r"310", "310"),
-    (r"350|atlas350", "atlas350"),
-    (r"850|atlas850", "atlas850"),
-    (r"950superpod|atlas950(?:superpod)?|950dt", "atlas950"),
-    (r"950(?:pr)?|ascend950", "950"),
-)
-_COMPILED = tuple((re.compile("^(?:%s)$" % pat), fam) for pat, fam in _PATTERNS)
-
-ACCEPTED = ("910B", "910B3", "Ascend910B4", "A2", "A3", "Ascend910_9392", "910ProB", "310P3",
-            "310B1", "Atlas 350", "Atlas 950 SuperPoD", "or a family id: " + ", ".join(FAMILIES))
+# Examples shown when a typed name is not recognised (the family ids are added).
+_EXAMPLES = ("910B", "910B3", "Ascend910B4", "A2", "A3", "Ascend910_9392", "910ProB", "310P3",
+             "310B1", "Atlas 350", "Atlas 950 SuperPoD")
 
 
-def chip_family(text: str) -> str:
-    """Family id for a chip or product name ('910B3' -> '910b'); ChipError if unknown."""
+@dataclass(frozen=True)
+class Family:
+    """One chip family: what it covers, and (where known) its CANN kernel directory and package."""
+
+    id: str
+    about: str
+    product: str
+    kernel_dir: Optional[str]
+    package: Optional[str]
+    gen_950: bool
+    npu_smi: Optional[Pattern[str]]
+    typed: Pattern[str]
+
+
+@lru_cache(maxsize=1)
+def families() -> Dict[str, Family]:
+    """Family id -> Family, in the data file's order (the order typed names are tried in)."""
+    out: Dict[str, Family] = {}
+    for i, row in enumerate(raw_data("chips")["families"]):
+        try:
+            fid = str(row["id"])
+            out[fid] = Family(
+                id=fid, about=str(row["about"]), product=str(row.get("product") or row["about"]),
+                kernel_dir=row.get("kernel_dir"), package=None if row.get("package") is None else str(row["package"]),
+                gen_950=bool(row.get("gen_950", False)),
+                npu_smi=re.compile(row["npu_smi"]) if row.get("npu_smi") else None,
+                typed=re.compile("^(?:%s)$" % row["typed"]),
+            )
+        except (KeyError, TypeError, re.error) as exc:
+            raise DataError("chips.yaml families[%d]: %s" % (i, exc)) from None
+    return out
+
+
+def family_ids() -> Tuple[str, ...]:
+    return tuple(families())
+
+
+def accepted_names() -> Tuple[str, ...]:
+    return _EXAMPLES + ("or a family id: " + ", ".join(families()),)
+
+
+def family_from_npu_smi(name: Optional[str]) -> Optional[Family]:
+    """The family of a chip name as npu-smi prints it ('910B3', 'Ascend910', '310P3', plain
+    '910B' for the old 910); None when the name is unknown."""
+    if not name:
+        return None
+    text = name.strip()
+    for fam in families().values():
+        if fam.npu_smi is not None and fam.npu_smi.search(text):
+            return fam
+    return None
+
+
+def family_from_user(text: str) -> str:
+    """Family id of a chip or product name a person types ('910B' / 'Atlas 800I A2' -> '910b',
+    'A3' -> '910_93'); ChipError (one line, with accepted forms) when unknown."""
     raw = str(text)
     s = raw.strip().lower()
-    if s in FAMILIES:
+    fams = families()
+    if s in fams:
         return s
     # "Atlas 800I A2", "Ascend 910B3", "Ascend910_9392" -> compact form
     s = re.sub(r"[\s\-]+", "", s)
     s = re.sub(r"^(?:atlas|huawei)", "", s)
     if s.startswith("ascend") and s != "ascend910":
         s = s[len("ascend"):]
-    for rx, fam in _COMPILED:
-        if rx.match(s):
-            return fam
-    raise ChipError(raw, ACCEPTED)
+    for fam in fams.values():
+        if fam.typed.match(s):
+            return fam.id
+    raise ChipError(raw, accepted_names())
 
 
-def try_chip_family(text: Optional[str]) -> Optional[str]:
+def try_family_from_user(text: Optional[str]) -> Optional[str]:
     if text is None:
         return None
     try:
-        return chip_family(text)
+        return family_from_user(text)
     except ChipError:
         return None
 
@@ -81,16 +115,18 @@ def in_scope(family: Optional[str], scope: Iterable[str]) -> bool:
     """Does a row written for ``scope`` apply to ``family``? Unknown chip: only 'all' rows
     and rows not tied to the 950 generation count."""
     scope = list(scope)
+    gen_950 = {f.id for f in families().values() if f.gen_950}
     if SCOPE_ALL in scope:
         return True
     if family is None:
-        return SCOPE_NON_950 in scope or any(s not in GEN_950 for s in scope)
+        return SCOPE_NON_950 in scope or any(s not in gen_950 for s in scope)
     if family in scope:
         return True
-    if SCOPE_NON_950 in scope and family not in GEN_950:
+    if SCOPE_NON_950 in scope and family not in gen_950:
         return True
     return False
 
 
 def describe(family: str) -> str:
-    return FAMILIES.get(family, family)
+    fam = families().get(family)
+    return fam.about if fam is not None else family

@@ -16,7 +16,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from compat_matrix.errors import CompatError
 from compat_matrix.report import COMPATIBLE, INCOMPATIBLE, UNKNOWN, Pair
-from compat_matrix.versions import parse_version
+from compat_matrix.versions import parse_version, try_parse_version
 
 # A firmware below this (string order) is refused whatever the lists say.
 MIN_FIRMWARE_PREFIX = "6.4."
@@ -77,8 +77,8 @@ def first_accepting(version: str, ranges: Iterable[Tuple[str, str]]) -> Optional
 
 
 def _major(version: str) -> int:
-    head = version.strip().split(".", 1)[0]
-    return int(head) if head.isdigit() else 0
+    v = try_parse_version(version, "driver")
+    return v.series[0] if v is not None else 0
 
 
 def _fmt_ranges(ranges: Sequence[Tuple[str, str]]) -> str:

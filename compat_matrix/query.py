@@ -49,7 +49,7 @@ class Stack(object):
             if value is None or (isinstance(value, str) and not value.strip()):
                 continue
             if comp == "chip":
-                self.chip = chips_mod.chip_family(str(value))
+                self.chip = chips_mod.family_from_user(str(value))
                 self.chip_text = str(value).strip()
             else:
                 self.versions[comp] = parse_version(value, comp)
@@ -364,10 +364,11 @@ def judge_torch_python(m: Matrix, torch: Version, py: Version, with_torch_npu: b
         return Pair("python", "torch", COMPATIBLE, found, required, _cite(m, row.source),
                     "PyTorch %s ships Python %s wheels" % (torch.text, series), row.source)
     # Without a torch_npu version the question is whether any torch_npu build for this PyTorch
-    # runs on this Python. The verdict follows the best build that does: a GA build is
-    # compatible; a published build no CANN table lists is unknown, exactly like knowing no
-    # build at all (knowing more never makes the verdict worse); only pre-release or beta
-    # builds is not_recommended (a source advises against them); none at all is incompatible.
+    # runs on this Python. The verdict follows the best build that does: a GA build, or a
+    # final build on PyPI no CANN table lists, is compatible (its wheel tags answer the Python
+    # question; which CANN it needs is the cann ~ torch_npu question, judged there); only
+    # pre-release or beta builds is not_recommended (a source advises against them); none at
+    # all is incompatible.
     builds = [b for b in m.builds_for_torch(torch) if b.python]
     ga_ok = sorted({b.torch_npu.text for b in builds if b.is_ga and series in b.python})
     if ga_ok:
@@ -377,12 +378,12 @@ def judge_torch_python(m: Matrix, torch: Version, py: Version, with_torch_npu: b
     published = [b for b in builds if b.status == "unverified" and series in b.python]
     if published:
         names = sorted({b.torch_npu.text for b in published})
-        pys = sorted({p for b in published for p in b.python}, key=lambda t: tuple(int(x) for x in t.split(".")))
-        return Pair("python", "torch", UNKNOWN, found, "Python %s (published torch_npu wheels)" % _py_range(pys),
+        pys = sorted({p for b in published for p in b.python}, key=lambda t: parse_version(t, "python"))
+        return Pair("python", "torch", COMPATIBLE, found, "Python %s (published torch_npu wheels)" % _py_range(pys),
                     _cite(m, "pypi_torch_npu"),
-                    "PyTorch %s ships Python %s, and so does torch_npu %s on PyPI, but no source names the CANN "
-                    "release %s made for" % (torch.text, series, _fmt_versions(names),
-                                               "it was" if len(names) == 1 else "they were"), "pypi_torch_npu")
+                    "PyTorch %s ships Python %s, and so does torch_npu %s on PyPI (no source names the CANN "
+                    "release %s made for)" % (torch.text, series, _fmt_versions(names),
+                                              "it was" if len(names) == 1 else "they were"), "pypi_torch_npu")
     any_ok = sorted({b.torch_npu.text for b in builds if series in b.python})
     if any_ok:
         return Pair("python", "torch", NOT_RECOMMENDED, found, required, _cite(m, "pypi_torch_npu"),
@@ -398,6 +399,19 @@ def judge_torch_python(m: Matrix, torch: Version, py: Version, with_torch_npu: b
     return Pair("python", "torch", UNKNOWN, found, required, _cite(m, row.source),
                 "PyTorch %s ships Python %s wheels, but no torch_npu build for PyTorch %s is known"
                 % (torch.text, series, torch.text), row.source)
+
+
+# statuses of the final builds a user is pointed at today (not end-of-life, not pre-release/beta)
+MAINTAINED_STATUSES = ("active", "hotfix", "published", "unverified")
+
+
+def maintained_python(matrix: Optional[Matrix] = None) -> Tuple[List[str], Optional[str]]:
+    """The Python series ('3.8', ..., '3.14') that at least one maintained final torch_npu
+    build ships a wheel for, oldest first, and the URL of the source (the package index).
+    This is the one Python range every verb uses for an interpreter judged on its own."""
+    m = matrix or load_matrix()
+    series = {p for b in m.builds if b.status in MAINTAINED_STATUSES and b.python for p in b.python}
+    return sorted(series, key=lambda s: parse_version(s, "python")), _cite(m, "pypi_torch_npu")
 
 
 def judge_torch_cann(m: Matrix, torch: Version, cann_in: Version) -> Pair:

@@ -135,71 +135,104 @@ def merge(doc: Optional[Mapping[str, Any]], builds: List[Any], releases: Sequenc
     facts: Dict[Version, Mapping[str, Any]] = {}
     for r in doc.get("builds") or ():
         facts[parse_version(r["torch_npu"], "torch_npu")] = r
-    rel_by = {r.release: r for r in releases}
-    known_canns = set()
-    for b in builds:
-        if b.cann is not None and b.cann.version is not None:
-            known_canns.add(b.cann.version)
-    for r in releases:
-        if r.cann is not None and r.cann.version is not None:
-            known_canns.add(r.cann.version)
+    m = _Merge(facts, releases)
+    sources, out = m.add_index_builds(builds, build_cls)
+    m.direct_statements()  # 1. a stored table row, else the wheel's own description
+    m.inherited_statements()  # 2. post builds inherit what their line states
+    m.inferred_statements()  # 3. nothing names a CANN: the nearest builds on both sides bound the likely range
+    return m.final_rows(out), sources, m.statements
 
-    sources: Dict[str, Tuple[str, str]] = {}
-    by_wheel: Dict[Version, Any] = {}
-    out: List[Any] = []
-    for b in builds:
-        by_wheel.setdefault(b.torch_npu, b)
-        out.append(b)
-    for v, f in sorted(facts.items()):
-        sources[source_id(v.text)] = (source_url(v.text), "pypi: torch-npu==%s METADATA (and the file tags of the index)" % v.text)
-        if v in by_wheel:
-            continue
-        torch = parse_version(f.get("torch") or _line(v), "torch")
-        nb = build_cls(torch_npu=v, torch=torch, cann=None, release=None, hotfix_of=None, branch=None,
-                       python=tuple(f.get("python") or ()) or None, python_min=None,
-                       python_x86_64=tuple(f["python_x86_64"]) if f.get("python_x86_64") else None,
-                       status="prerelease" if v.pep440.is_prerelease else "unverified", on_pypi=True,
-                       source=source_id(v.text), python_source=source_id(v.text), contradiction=None,
-                       note="on the package index; in no stored table")
-        out.append(nb)
-        by_wheel[v] = nb
 
-    statements: Dict[Version, CannStatement] = {}
-    published = sorted(v for v, b in by_wheel.items() if b.on_pypi or v in facts)
+class _Merge:
+    """The state of one merge: the wheel facts, the release lines, every build by wheel, the statements made so far."""
 
-    def release_specs(b: Any) -> List[VersionSpec]:
+    def __init__(self, facts: Dict[Version, Mapping[str, Any]], releases: Sequence[Any]) -> None:
+        self.facts = facts
+        self.releases = releases
+        self.rel_by = {r.release: r for r in releases}
+        self.by_wheel: Dict[Version, Any] = {}
+        self.statements: Dict[Version, CannStatement] = {}
+        self.published: List[Version] = []
+        self.known_canns: set = set()
+
+    def add_index_builds(self, builds: List[Any], build_cls: Any) -> Tuple[Dict[str, Tuple[str, str]], List[Any]]:
+        """Every stored build, then a row for each wheel on the index that no table lists."""
+        from compat_matrix.versions import parse_version
+
+        for b in builds:
+            if b.cann is not None and b.cann.version is not None:
+                self.known_canns.add(b.cann.version)
+        for r in self.releases:
+            if r.cann is not None and r.cann.version is not None:
+                self.known_canns.add(r.cann.version)
+        sources: Dict[str, Tuple[str, str]] = {}
+        out: List[Any] = []
+        for b in builds:
+            self.by_wheel.setdefault(b.torch_npu, b)
+            out.append(b)
+        for v, f in sorted(self.facts.items()):
+            sources[source_id(v.text)] = (source_url(v.text), "pypi: torch-npu==%s METADATA (and the file tags of the index)" % v.text)
+            if v in self.by_wheel:
+                continue
+            torch = parse_version(f.get("torch") or _line(v), "torch")
+            nb = build_cls(torch_npu=v, torch=torch, cann=None, release=None, hotfix_of=None, branch=None,
+                           python=tuple(f.get("python") or ()) or None, python_min=None,
+                           python_x86_64=tuple(f["python_x86_64"]) if f.get("python_x86_64") else None,
+                           status="prerelease" if v.pep440.is_prerelease else "unverified", on_pypi=True,
+                           source=source_id(v.text), python_source=source_id(v.text), contradiction=None,
+                           note="on the package index; in no stored table")
+            out.append(nb)
+            self.by_wheel[v] = nb
+        self.published = sorted(v for v, b in self.by_wheel.items() if b.on_pypi or v in self.facts)
+        return sources, out
+
+    def release_specs(self, b: Any) -> List[VersionSpec]:
+        """A build's CANN, then what its release line (the GA line of a hotfix) also supports."""
         specs = [b.cann]
         line = None
         if b.hotfix_of is not None:
-            line = rel_by.get(b.hotfix_of)
+            line = self.rel_by.get(b.hotfix_of)
         elif b.release is not None:
-            line = rel_by.get(b.release)
+            line = self.rel_by.get(b.release)
             if line is not None and line.hotfix_of is not None:
-                line = rel_by.get(line.hotfix_of) or line
+                line = self.rel_by.get(line.hotfix_of) or line
         if line is not None:
             specs += [s for s in line.supports if s.text not in {x.text for x in specs}]
         return specs
 
-    # 1. direct statements: a stored table row, else the wheel's own description
-    for v in published:
-        b = by_wheel[v]
-        if b.cann is not None and b.status != "unverified":
-            specs = release_specs(b)
-            statements[v] = CannStatement(v, "table", tuple(specs), b.source,
-                                          "a stored table pairs torch_npu %s with CANN %s" % (v.text, b.cann.text))
-            continue
-        f = facts.get(v)
-        if f is None:
-            continue
+    def direct(self, v: Version) -> Optional[CannStatement]:
+        """A statement about ``v`` itself that may stand for its neighbours, or None."""
+        st = self.statements.get(v)
+        if st is None or st.kind not in ("table", "wheel"):
+            return None
+        if st.kind == "table" and self.by_wheel[v].status not in _DIRECT_STATUSES:
+            return None
+        if v.pep440.is_prerelease:
+            return None  # an rc pairs with alpha CANN builds or says nothing about the GA
+        return st
+
+    def direct_statements(self) -> None:
+        for v in self.published:
+            b = self.by_wheel[v]
+            if b.cann is not None and b.status != "unverified":
+                specs = self.release_specs(b)
+                self.statements[v] = CannStatement(v, "table", tuple(specs), b.source,
+                                                   "a stored table pairs torch_npu %s with CANN %s" % (v.text, b.cann.text))
+                continue
+            f = self.facts.get(v)
+            if f is not None:
+                st = self._wheel_statement(v, f)
+                if st is not None:
+                    self.statements[v] = st
+
+    def _wheel_statement(self, v: Version, f: Mapping[str, Any]) -> Optional[CannStatement]:
+        """What the wheel's own description says: its table row for itself, else its install instructions."""
         sid = source_id(v.text)
         for cell, branch in f.get("table_self") or ():
-            specs, how = _cell_cann(str(cell), str(branch), rel_by, known_canns.__contains__)
+            specs, how = _cell_cann(str(cell), str(branch), self.rel_by, self.known_canns.__contains__)
             if specs:
-                statements[v] = CannStatement(v, "wheel", tuple(specs), sid,
-                                              "the torch-npu %s wheel's own description lists it for %s" % (v.text, how))
-                break
-        if v in statements:
-            continue
+                return CannStatement(v, "wheel", tuple(specs), sid,
+                                     "the torch-npu %s wheel's own description lists it for %s" % (v.text, how))
         if f.get("install_cann"):
             spec = _spec(str(f["install_cann"]))
             if spec is not None:
@@ -207,25 +240,21 @@ def merge(doc: Optional[Mapping[str, Any]], builds: List[Any], releases: Sequenc
                 text = "the torch-npu %s wheel's own description says to install CANN %s" % (v.text, spec.text)
                 if ex and ex != v.text:
                     text += " (in an install example written for TorchNPU %s)" % ex
-                statements[v] = CannStatement(v, "wheel", (spec,), sid, text)
+                return CannStatement(v, "wheel", (spec,), sid, text)
+        return None
 
-    def direct(v: Version) -> Optional[CannStatement]:
-        st = statements.get(v)
-        if st is None or st.kind not in ("table", "wheel"):
-            return None
-        if st.kind == "table" and by_wheel[v].status not in _DIRECT_STATUSES:
-            return None
-        if v.pep440.is_prerelease:
-            return None  # an rc pairs with alpha CANN builds or says nothing about the GA
-        return st
+    def inherited_statements(self) -> None:
+        for v in self.published:
+            if v in self.statements or not v.pep440.is_postrelease:
+                continue
+            st = self._inherited(v)
+            if st is not None:
+                self.statements[v] = st
 
-    # 2. post builds inherit what their line states
-    for v in published:
-        if v in statements or not v.pep440.is_postrelease:
-            continue
+    def _inherited(self, v: Version) -> Optional[CannStatement]:
         line = _line(v)
-        earlier = [w for w in published if w < v and _line(w) == line and direct(w) is not None]
-        f = facts.get(v) or {}
+        earlier = [w for w in self.published if w < v and _line(w) == line and self.direct(w) is not None]
+        f = self.facts.get(v) or {}
         line_rows = [(str(c), str(e), str(br)) for c, e, br in (f.get("table_line") or ())]
         parts: List[str] = []
         specs: List[VersionSpec] = []
@@ -233,7 +262,7 @@ def merge(doc: Optional[Mapping[str, Any]], builds: List[Any], releases: Sequenc
         via = None
         if earlier:
             via = earlier[-1]
-            st = statements[via]
+            st = self.statements[via]
             specs += list(st.specs)
             sid = st.source
             how = "its wheel's description" if st.kind == "wheel" else "the stored table"
@@ -243,7 +272,7 @@ def merge(doc: Optional[Mapping[str, Any]], builds: List[Any], releases: Sequenc
             parts.append(made)
         described = []
         for cell, ext, branch in line_rows:
-            rs, _how = _cell_cann(cell, branch, rel_by, known_canns.__contains__)
+            rs, _how = _cell_cann(cell, branch, self.rel_by, self.known_canns.__contains__)
             new = [s for s in rs if s.text not in {x.text for x in specs}]
             if rs:
                 specs += new
@@ -251,45 +280,48 @@ def merge(doc: Optional[Mapping[str, Any]], builds: List[Any], releases: Sequenc
         if described:
             parts.append("its own description pairs the %s line with %s" % (line, "; ".join(described)))
             sid = sid or source_id(v.text)
-        if specs:
-            statements[v] = CannStatement(
-                v, "inherited", tuple(specs), sid,
-                "torch_npu %s is a build of the %s line, which no source names on its own; it inherits what the "
-                "line states: %s" % (v.text, line, "; ".join(parts)), via=via)
+        if not specs:
+            return None
+        return CannStatement(
+            v, "inherited", tuple(specs), sid,
+            "torch_npu %s is a build of the %s line, which no source names on its own; it inherits what the "
+            "line states: %s" % (v.text, line, "; ".join(parts)), via=via)
 
-    # 3. nothing names a CANN: the nearest builds on both sides that do bound the likely range
-    for v in published:
-        if v in statements:
-            continue
-        below = [w for w in published if w < v and direct(w) is not None]
-        above = [w for w in published if w > v and direct(w) is not None]
-        lower = (below[-1], statements[below[-1]].specs[0]) if below else None
-        upper = (above[0], statements[above[0]].specs[0]) if above else None
-        if lower is None and upper is None:
-            statements[v] = CannStatement(v, "none", (), None, "no source names a CANN for torch_npu %s or any "
-                                                               "published build near it" % v.text)
-            continue
-        st = CannStatement(v, "inferred", (), None, "", lower=lower, upper=upper)
-        sides = []
-        for side in (lower, upper):
-            if side is not None:
-                sst = statements[side[0]]
-                sides.append("%s (CANN %s, %s)" % (side[0].text, side[1].text,
-                                                   "its wheel's description" if sst.kind == "wheel" else "stored table"))
-        text = ("no source names a CANN for torch_npu %s; the nearest published builds that do are %s, so %s is "
-                "likely - an inference, not a statement" % (v.text, " and ".join(sides), st.range_text()))
-        statements[v] = replace(st, text=text)
+    def inferred_statements(self) -> None:
+        statements, published = self.statements, self.published
+        for v in published:
+            if v in statements:
+                continue
+            below = [w for w in published if w < v and self.direct(w) is not None]
+            above = [w for w in published if w > v and self.direct(w) is not None]
+            lower = (below[-1], statements[below[-1]].specs[0]) if below else None
+            upper = (above[0], statements[above[0]].specs[0]) if above else None
+            if lower is None and upper is None:
+                statements[v] = CannStatement(v, "none", (), None, "no source names a CANN for torch_npu %s or any "
+                                                                   "published build near it" % v.text)
+                continue
+            st = CannStatement(v, "inferred", (), None, "", lower=lower, upper=upper)
+            sides = []
+            for side in (lower, upper):
+                if side is not None:
+                    sst = statements[side[0]]
+                    sides.append("%s (CANN %s, %s)" % (side[0].text, side[1].text,
+                                                       "its wheel's description" if sst.kind == "wheel" else "stored table"))
+            text = ("no source names a CANN for torch_npu %s; the nearest published builds that do are %s, so %s is "
+                    "likely - an inference, not a statement" % (v.text, " and ".join(sides), st.range_text()))
+            statements[v] = replace(st, text=text)
 
-    # 4. final builds on the index with a wheel / inherited statement become 'published' rows
-    final: List[Any] = []
-    for b in out:
-        st = statements.get(b.torch_npu)
-        if st is not None and st.kind in ("wheel", "inherited") and b.cann is None:
-            status = b.status if b.status != "unverified" else "published"
-            b = replace(b, cann=st.specs[0], cann_also=tuple(st.specs[1:]), cann_basis=st.kind,
-                        cann_note=st.text, status=status, source=st.source or b.source,
-                        note=b.note if b.note and "no stored table" not in b.note else None)
-        elif st is not None and st.kind in ("inferred", "none"):
-            b = replace(b, cann_basis=st.kind, cann_note=st.text)
-        final.append(b)
-    return final, sources, statements
+    def final_rows(self, out: List[Any]) -> List[Any]:
+        """Final builds on the index with a wheel / inherited statement become 'published' rows."""
+        final: List[Any] = []
+        for b in out:
+            st = self.statements.get(b.torch_npu)
+            if st is not None and st.kind in ("wheel", "inherited") and b.cann is None:
+                status = b.status if b.status != "unverified" else "published"
+                b = replace(b, cann=st.specs[0], cann_also=tuple(st.specs[1:]), cann_basis=st.kind,
+                            cann_note=st.text, status=status, source=st.source or b.source,
+                            note=b.note if b.note and "no stored table" not in b.note else None)
+            elif st is not None and st.kind in ("inferred", "none"):
+                b = replace(b, cann_basis=st.kind, cann_note=st.text)
+            final.append(b)
+        return final

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from runtime_sim.plog import line as L
-from runtime_sim.plog.versions import release_key
+from compat_matrix.versions import parse_version
 from runtime_sim.runtime import console
 from runtime_sim.runtime.acl import Stream
 from runtime_sim.runtime.errors import NpuError
@@ -93,11 +93,11 @@ class OpRunner:
         self.p = torch.p
         self.soc = soc or torch.acl.machine.soc
         stack = self.p.stack
-        torch_minor = ".".join(stack.torch_version.split(".")[:2])
+        torch_minor = "%d.%d" % parse_version(stack.torch_version, "torch").series
         self.support = _load(stack.line, torch_minor, "release")
         self.release = self.support.release
         self._cann_support = None
-        if release_key(stack.cann) < release_key(self.release.cann):
+        if parse_version(stack.cann, "cann") < parse_version(self.release.cann, "cann"):
             older = _load(stack.cann, torch_minor, "cann")
             if older.release.branch != self.release.branch:
                 self._cann_support = older
@@ -200,9 +200,10 @@ def _load(version: str, torch_minor: str, form: str) -> Any:
         return op_support.load_release(version, torch=torch_minor)
     except ValueError:
         pass
-    key = release_key(version)
+    kind = "torch_npu_release" if form == "release" else "cann"
+    key = parse_version(version, kind)
     rels = op_support.releases()
-    pick = lambda r: release_key(r.release if form == "release" else r.cann)  # noqa: E731
+    pick = lambda r: parse_version(r.release if form == "release" else r.cann, kind)  # noqa: E731
     same_torch = [r for r in rels if r.torch == torch_minor] or rels
     below = [r for r in same_torch if pick(r) <= key]
     chosen = max(below, key=pick) if below else min(same_torch, key=pick)

@@ -1,7 +1,7 @@
 """The op-support half of the wheel harvest (called by tools/harvest_wheels.py).
 
 Each wheel's ``torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml`` is reduced with
-``compat_matrix.op_support.reduce.reduce_codegen`` to ``{op: (impl kinds, sections, aclnn)}``.
+``tools.op_reduce.reduce_codegen`` to ``{op: (impl kinds, sections, aclnn)}``.
 Storage: one file per torch_npu X.Y.Z line, ``op_support/data/wheels/<line>.json.gz``, holding
 the newest build's ops in full and every other build of the line as a difference (ops added or
 changed, ops removed). Where a build also has upstream branch data (``releases/<branch>``), the
@@ -12,7 +12,6 @@ not carry are taken over from the branch data for ops both list.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Tuple
@@ -20,23 +19,21 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from compat_matrix.op_support import reduce as red  # noqa: E402
-from compat_matrix.op_support import regenerate as regen  # noqa: E402
+from tools import op_reduce as red  # noqa: E402
+from tools import op_regenerate as regen  # noqa: E402
 from compat_matrix.op_support.store import DATA_DIR, INDEX_FILE, NPU_IMPLS, SCHEMA  # noqa: E402
+from compat_matrix.versions import parse_version  # noqa: E402
 
 Rec = Tuple[List[str], List[str], Optional[str]]
 EXAMPLES = 6
 
 
 def _vkey(v: str) -> Any:
-    from packaging.version import Version
-
-    return Version(v)
+    return parse_version(v, "torch_npu")
 
 
 def _line(v: str) -> str:
-    m = re.match(r"^(\d+\.\d+\.\d+)", v)
-    return m.group(1) if m else v
+    return parse_version(v, "torch_npu").base.text
 
 
 def _npu(rec: Rec) -> List[str]:
@@ -114,7 +111,7 @@ def write_op_data(facts: Mapping[str, Mapping[str, Any]], unreadable: Dict[str, 
         st = m.cann_statement(parse_version(v, "torch_npu"))
         cann = b.cann.text if b is not None and b.cann is not None else ""
         builds.append({
-            "wheel": v, "line": _line(v), "torch": ".".join(_line(v).split(".")[:2]),
+            "wheel": v, "line": _line(v), "torch": "%d.%d" % parse_version(v, "torch_npu").series,
             "branch": branch or (b.branch if b is not None and b.branch else None),
             "release": b.release.text if b is not None and b.release is not None else "",
             "cann": cann, "cann_basis": st.kind if st is not None else "none",

@@ -48,6 +48,11 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from compat_matrix.versions import parse_version, try_parse_version  # noqa: E402
+
 COMPAT_DATA = REPO / "compat_matrix" / "data"
 OPS_DATA = REPO / "compat_matrix" / "op_support" / "data"
 SNAPSHOT = REPO / "tests" / "compat_matrix" / "data" / "pip_index_torch_npu.txt"
@@ -131,9 +136,7 @@ def inventory_from_snapshot(text: str) -> Dict[str, Dict[str, List[str]]]:
 
 
 def _vkey(v: str) -> Any:
-    from packaging.version import Version
-
-    return Version(v)
+    return parse_version(v, "torch_npu")
 
 
 def find_wheel(wheel_dir: Path, version: str) -> Optional[Path]:
@@ -287,22 +290,18 @@ def read_wheel(path: Path) -> Dict[str, Any]:
 
 # ----------------------------------------------------------------------------- compat data
 def _line(v: str) -> str:
-    m = re.match(r"^(\d+\.\d+\.\d+)", v)
-    return m.group(1) if m else v
+    pv = try_parse_version(v, "torch_npu")
+    return pv.base.text if pv is not None else v
 
 
 def _same_version(a: str, b: str) -> bool:
     """'2.2.0.rc1' and '2.2.0rc1' are one version (PEP 440 normalisation)."""
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        return Version(a) == Version(b)
-    except InvalidVersion:
-        return a == b
+    va, vb = try_parse_version(a, "torch_npu"), try_parse_version(b, "torch_npu")
+    return va == vb if va is not None and vb is not None else a == b
 
 
 def _py_list(pys: Iterable[str]) -> List[str]:
-    return sorted(set(pys), key=lambda p: tuple(int(x) for x in p.split(".")))
+    return sorted(set(pys), key=lambda p: parse_version(p, "python"))
 
 
 def compat_rows(inv: Mapping[str, Mapping[str, List[str]]], facts: Mapping[str, Dict[str, Any]],
@@ -390,12 +389,8 @@ def table_contradictions(facts: Mapping[str, Dict[str, Any]]) -> List[Dict[str, 
 
 
 def _vkey_safe(v: str) -> Any:
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        return (0, Version(v))
-    except InvalidVersion:
-        return (1, v)
+    pv = try_parse_version(v, "torch_npu")
+    return (0, pv) if pv is not None else (1, v)
 
 
 def python_contradictions(rows: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
@@ -482,8 +477,8 @@ def write_contradictions(table: Sequence[Dict[str, Any]], python: Sequence[Dict[
 # ----------------------------------------------------------------------------- op data
 def reduce_wheel_ops(facts: Mapping[str, Any], is_aten: Any) -> Tuple[Dict[str, Any], str]:
     sys.path.insert(0, str(REPO))
-    from compat_matrix.op_support import reduce as red
-    from compat_matrix.op_support.regenerate import load_yaml_keep_duplicates
+    from tools import op_reduce as red
+    from tools.op_regenerate import load_yaml_keep_duplicates
 
     ymls = facts.get("yaml") or {}
     if CODEGEN_YAML in ymls:

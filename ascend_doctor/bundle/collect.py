@@ -9,7 +9,6 @@ of the bundle gets).
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import shutil
@@ -21,9 +20,20 @@ from types import SimpleNamespace
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .. import __version__
+from ..checks.base import Options
+from ..checks.logs import log_root, recent_log_files
+from ..checks.runner import run_checks
+from ..checks.stack import host_info, known_stack
 from ..host import DEFAULT_READ_LIMIT, CommandResult, Host, ReadError
+from ..inputs.bundle_archive import KIND, TOP_PREFIX, write_archive
+from ..inputs.openable import refusal
+from ..report import check_report
+from ..triage.engine import triage_paths
+from ..triage.knowledge import Knowledge
+from ..triage.render import to_json
+from ..triage.sources import InputError
 from . import redact as R
-from .archive import KIND, TOP_PREFIX, write_archive
+from .summary import render_summary
 
 # bounds: a bundle reads whole machines, so every kind of content has a ceiling
 LOG_PROCESSES = 64  # the newest processes' plog and device logs
@@ -97,11 +107,6 @@ def build_bundle(
     command_timeout: float = 8.0,
     progress: Optional[Callable[[str], None]] = None,
 ) -> BundleResult:
-    from ..checks.base import Options
-    from ..checks.runner import run_checks
-    from ..commands.check import host_info, known_stack
-    from ..report import check_report
-
     say = progress or (lambda msg: None)
     created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     top = f"{TOP_PREFIX}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
@@ -119,12 +124,64 @@ def build_bundle(
     say("judging the version stack")
     from compat_matrix import evaluate
 
-    stack = known_stack(run.facts)
-    compat_rep = evaluate(stack)
-    compat_doc = compat_rep.to_json()
+    compat_doc = evaluate(known_stack(run.facts)).to_json()
     compat_doc["host"] = label
 
-    # --------------------------------------------------------------- what to mask
+    red = _redactor(host, info, redact)
+    m = _Members(red)
+    say("collecting the newest logs")
+    rec.paused = True
+    root = _collect_logs(host, m, extra_logs)
+    rec.paused = False
+    _collect_raw(host, rec, m, root)
+
+    # --------------------------------------------------------------- reports
+    check_text = red.text(json.dumps(check_doc, indent=2, ensure_ascii=False), "check.json")
+    compat_text = red.text(json.dumps(compat_doc, indent=2, ensure_ascii=False), "compat.json")
+    check_masked = json.loads(check_text)
+    compat_masked = json.loads(compat_text)
+    m.add("check.json", (check_text + "\n").encode(), "report", note="ascend-doctor check --json")
+    m.add("compat.json", (compat_text + "\n").encode(), "report", note="ascend-doctor compat --json (the host's stack)")
+
+    say("triaging the logs")
+    triage_doc = _triage_members(top, [(n, d) for n, d, e in m.members if e["kind"] == "log"])
+    if triage_doc is not None:
+        m.add("triage.json", (json.dumps(triage_doc, indent=2, ensure_ascii=False) + "\n").encode(), "report",
+              note="ascend-doctor triage --json of the bundled logs")
+    version_doc = {"schema": 1, "tool": {"name": "ascend-doctor", "version": __version__},
+                   "python": _python_version(), "created": created}
+    m.add("version.json", (json.dumps(version_doc, indent=2) + "\n").encode(), "meta")
+
+    manifest, summary_md = _manifest(host, m, label, sim, redact, created, check_masked, compat_masked, triage_doc)
+    say("writing the archive")
+    size = write_archive(output, top, manifest, [(n, d) for n, d, _ in m.members])
+    return BundleResult(output, size, manifest, summary_md, check_masked, compat_masked, triage_doc)
+
+
+class _Members:
+    """The files of the bundle so far (name, bytes, manifest entry) and what was left out, and why."""
+
+    def __init__(self, red: "R.Redactor") -> None:
+        self.red = red
+        self.members: List[Tuple[str, bytes, Dict[str, Any]]] = []
+        self.left_out: List[Dict[str, str]] = []
+
+    def add(self, name: str, data: bytes, kind: str, source: Optional[str] = None, **extra: Any) -> None:
+        entry: Dict[str, Any] = {"name": name, "kind": kind}
+        if source:
+            entry["source"] = self.red.text(source, "manifest.json")
+        entry.update(extra)
+        self.members.append((name, data, entry))
+
+    def text(self, name: str, text: str, kind: str, source: Optional[str] = None, **extra: Any) -> None:
+        self.add(name, self.red.text(text, name).encode("utf-8"), kind, source, **extra)
+
+    def leave_out(self, path: str, reason: str, masked: bool = True) -> None:
+        self.left_out.append({"path": self.red.text(path, "manifest.json") if masked else path, "reason": reason})
+
+
+def _redactor(host: Host, info: Dict[str, Any], redact: bool) -> "R.Redactor":
+    """What to mask: the environment's secrets, the user, the accounts, host names and addresses."""
     red = R.Redactor(enabled=redact)
     R.register_env(host.env, red)
     user = host.user
@@ -140,69 +197,57 @@ def build_bundle(
         pass
     if info.get("hostname"):
         red.add_hostname(str(info["hostname"]))
+    return red
 
-    members: List[Tuple[str, bytes, Dict[str, Any]]] = []
-    left_out: List[Dict[str, str]] = []
 
-    def add(name: str, data: bytes, kind: str, source: Optional[str] = None, **extra: Any) -> None:
-        entry: Dict[str, Any] = {"name": name, "kind": kind}
-        if source:
-            entry["source"] = red.text(source, "manifest.json")
-        entry.update(extra)
-        members.append((name, data, entry))
-
-    def text_member(name: str, text: str, kind: str, source: Optional[str] = None, **extra: Any) -> None:
-        add(name, red.text(text, name).encode("utf-8"), kind, source, **extra)
-
-    # --------------------------------------------------------------- logs (not recorded as raw)
-    say("collecting the newest logs")
-    rec.paused = True
-    from ..checks.logs import log_root, recent_log_files
-
+def _collect_logs(host: Host, m: _Members, extra_logs: Optional[List[str]]) -> Optional[str]:
+    """The newest processes' logs (their tails, within the budget), and the files given with --logs; the log root."""
+    red = m.red
     ctx = SimpleNamespace(host=host)
     root = log_root(ctx)  # type: ignore[arg-type]
-    log_members: List[Tuple[str, bytes]] = []
     budget = LOG_TOTAL_BYTES
     if root and host.is_dir(root):
         for path, size in recent_log_files(ctx, root, processes=LOG_PROCESSES):  # type: ignore[arg-type]
             if budget < LOG_MIN_TAIL:
-                left_out.append({"path": red.text(path, "manifest.json"), "reason": f"log budget of {LOG_TOTAL_BYTES >> 20} MiB used up"})
+                m.leave_out(path, f"log budget of {LOG_TOTAL_BYTES >> 20} MiB used up")
                 continue
             try:
                 data = host.read_bytes(path, limit=max(size, 1) + (1 << 20))
             except ReadError as exc:
-                left_out.append({"path": red.text(path, "manifest.json"), "reason": str(exc).split(": ", 1)[-1]})
+                m.leave_out(path, str(exc).split(": ", 1)[-1])
                 continue
             data, cut = _tail(data, min(LOG_FILE_BYTES, budget))
             budget -= len(data)
-            log_members.append((path, data if not cut else data))
             name = "logs/" + red.text(path.lstrip("/"), "manifest.json")
             extra = {"truncated": {"kept_bytes": len(data), "of_bytes": cut}} if cut else {}
             masked = red.text(data.decode("utf-8", "surrogateescape"), name).encode("utf-8", "surrogateescape")
-            add(name, masked, "log", path, **extra)
+            m.add(name, masked, "log", path, **extra)
     elif root:
-        left_out.append({"path": red.text(root, "manifest.json"), "reason": "no CANN log directory there"})
+        m.leave_out(root, "no CANN log directory there")
     for given in extra_logs or []:
-        _add_extra(given, red, add, left_out)
-    rec.paused = False
+        _add_extra(given, red, m.add, m.left_out)
+    return root
 
-    # --------------------------------------------------------------- raw inputs
+
+def _collect_raw(host: Host, rec: "Recorder", m: _Members, root: Optional[str]) -> None:
+    """The files and command outputs the checks read (masked, within the budget), and the environment."""
+    red = m.red
     raw_budget = RAW_TOTAL_BYTES
     for path in sorted(rec.data.files):
         data = rec.data.files[path]
         if root and path.startswith(root.rstrip("/") + "/"):
             continue  # a log file the logs check read: it is under logs/
         if path in NOT_COPIED:
-            left_out.append({"path": path, "reason": f"read, not copied: {NOT_COPIED[path]}"})
+            m.leave_out(path, f"read, not copied: {NOT_COPIED[path]}", masked=False)
             continue
         if _is_binary(data):
-            left_out.append({"path": red.text(path, "manifest.json"), "reason": "binary file (read only for its header)"})
+            m.leave_out(path, "binary file (read only for its header)")
             continue
         if len(data) > raw_budget:
-            left_out.append({"path": red.text(path, "manifest.json"), "reason": "raw-file budget used up"})
+            m.leave_out(path, "raw-file budget used up")
             continue
         raw_budget -= len(data)
-        text_member("raw/files/" + red.text(path.lstrip("/"), "manifest.json"), data.decode("utf-8", "replace"), "raw", path)
+        m.text("raw/files/" + red.text(path.lstrip("/"), "manifest.json"), data.decode("utf-8", "replace"), "raw", path)
     for i, res in enumerate(rec.data.commands, 1):
         argv = [os.path.basename(res.argv[0])] + [_short_arg(a) for a in res.argv[1:]] if res.argv else ["?"]
         head = [f"$ {' '.join(argv)}",
@@ -210,29 +255,17 @@ def build_bundle(
                 f" · {res.duration_s:.2f} s"]
         body = "\n".join(head) + "\n" + res.stdout + ("\n# stderr:\n" + res.stderr if res.stderr.strip() else "")
         slug = "_".join(a.replace("/", "_") for a in argv if not a.startswith("<"))[:60].strip("_") or "command"
-        text_member(f"raw/commands/{i:02d}-{slug}.txt", body, "command", " ".join(argv))
+        m.text(f"raw/commands/{i:02d}-{slug}.txt", body, "command", " ".join(argv))
     env_lines = R.mask_env(host.env, red, "env.txt")
-    add("env.txt", ("\n".join(env_lines) + "\n").encode("utf-8"), "env", note="the judged environment; secret-looking names keep only <set>")
+    m.add("env.txt", ("\n".join(env_lines) + "\n").encode("utf-8"), "env",
+          note="the judged environment; secret-looking names keep only <set>")
 
-    # --------------------------------------------------------------- reports
-    check_text = red.text(json.dumps(check_doc, indent=2, ensure_ascii=False), "check.json")
-    compat_text = red.text(json.dumps(compat_doc, indent=2, ensure_ascii=False), "compat.json")
-    check_masked = json.loads(check_text)
-    compat_masked = json.loads(compat_text)
-    add("check.json", (check_text + "\n").encode(), "report", note="ascend-doctor check --json")
-    add("compat.json", (compat_text + "\n").encode(), "report", note="ascend-doctor compat --json (the host's stack)")
 
-    say("triaging the logs")
-    triage_doc = _triage_members(top, [(n, d) for n, d, e in members if e["kind"] == "log"])
-    if triage_doc is not None:
-        add("triage.json", (json.dumps(triage_doc, indent=2, ensure_ascii=False) + "\n").encode(), "report",
-            note="ascend-doctor triage --json of the bundled logs")
-    version_doc = {"schema": 1, "tool": {"name": "ascend-doctor", "version": __version__},
-                   "python": _python_version(), "created": created}
-    add("version.json", (json.dumps(version_doc, indent=2) + "\n").encode(), "meta")
-
-    from .summary import render_summary
-
+def _manifest(host: Host, m: _Members, label: str, sim: Optional[str], redact: bool, created: str,
+              check_masked: Dict[str, Any], compat_masked: Dict[str, Any],
+              triage_doc: Optional[Dict[str, Any]]) -> Tuple[Dict[str, Any], str]:
+    """The manifest (what is in the bundle, what was masked and left out) and SUMMARY.md, which it lists too."""
+    red = m.red
     secret_env = R.secret_names(host.env) if redact else []
     manifest: Dict[str, Any] = {
         "schema": 1,
@@ -248,10 +281,10 @@ def build_bundle(
                    "raw_file_bytes": RAW_FILE_BYTES},
     }
     summary_md = render_summary(manifest, check_masked, compat_masked, triage_doc, red.kinds(), secret_env,
-                                [e for _, _, e in members], left_out)
-    add("SUMMARY.md", summary_md.encode("utf-8"), "summary", note="paste into an issue")
-    manifest["files"] = [dict(e, bytes=len(d), sha256=hashlib.sha256(d).hexdigest()) for _, d, e in members]
-    manifest["left_out"] = left_out
+                                [e for _, _, e in m.members], m.left_out)
+    m.add("SUMMARY.md", summary_md.encode("utf-8"), "summary", note="paste into an issue")
+    manifest["files"] = [dict(e, bytes=len(d), sha256=hashlib.sha256(d).hexdigest()) for _, d, e in m.members]
+    manifest["left_out"] = m.left_out
     manifest["redaction"] = {
         "enabled": redact,
         "secret_env": secret_env,
@@ -259,9 +292,7 @@ def build_bundle(
         "masked": red.manifest(),
         "kept": "loopback and unspecified addresses, netmasks, versions, device and chip indexes, root and the Ascend system accounts",
     }
-    say("writing the archive")
-    size = write_archive(output, top, manifest, [(n, d) for n, d, _ in members])
-    return BundleResult(output, size, manifest, summary_md, check_masked, compat_masked, triage_doc)
+    return manifest, summary_md
 
 
 def _short_arg(arg: str) -> str:
@@ -288,8 +319,6 @@ def _is_binary(data: bytes) -> bool:
 
 def _add_extra(given: str, red: "R.Redactor", add: Callable[..., None], left_out: List[Dict[str, str]]) -> None:
     """A console capture or log file named with --logs (on this machine, not under --root)."""
-    from ..openable import refusal
-
     paths: List[str] = []
     if os.path.isdir(given):
         for dirpath, dirnames, filenames in os.walk(given):
@@ -330,8 +359,6 @@ def _triage_members(top: str, logs: List[Tuple[str, bytes]]) -> Optional[Dict[st
     """Triage the masked logs as the bundle holds them (same paths, same bytes)."""
     if not logs:
         return None
-    from ..commands.triage import run_triage
-
     scratch = tempfile.mkdtemp(prefix="ascend-doctor-bundle-")
     try:
         for name, data in logs:
@@ -339,13 +366,13 @@ def _triage_members(top: str, logs: List[Tuple[str, bytes]]) -> Optional[Dict[st
             os.makedirs(os.path.dirname(dest), exist_ok=True)
             with open(dest, "wb") as fh:
                 fh.write(data)
-        out, err = io.StringIO(), io.StringIO()
-        run_triage([os.path.join(scratch, top, "logs")], fmt="json", out=out, err=err)
-        text = out.getvalue().strip()
-        if not text:
+        try:
+            report = triage_paths([os.path.join(scratch, top, "logs")], knowledge=Knowledge())
+        except InputError:
             return None
-        doc = json.loads(text)
-        return _strip_prefix(doc, scratch.rstrip("/") + "/")
+        if report.stats.files == 0:
+            return None
+        return _strip_prefix(to_json(report), scratch.rstrip("/") + "/")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
 
+from compat_matrix.chips import family_from_npu_smi, try_family_from_user
+
 from ..model import Evidence, Fix, Status
 from .base import Context, Result, check, skip
 
@@ -63,14 +65,13 @@ def chip_from_facts(facts: Any) -> Optional[str]:
     info = facts.npu_smi().info
     if info is None or not info.chips:
         return None
-    from ..chips import chip_family
 
     fams = set()
     for chip in info.chips:
-        fam = chip_family(chip.name)
+        fam = family_from_npu_smi(chip.name)  # the name as npu-smi prints it: plain "910B" is the old 910
         if fam is None:
             return None
-        fams.add(fam.family)
+        fams.add(fam.id)
     return fams.pop() if len(fams) == 1 else None
 
 
@@ -92,11 +93,10 @@ def _safe_evaluate(stack: Dict[str, str]):
 
 
 def _bad(component: str, value: str) -> bool:
-    from compat_matrix.chips import try_chip_family
     from compat_matrix.versions import try_parse_version
 
     if component == "chip":
-        return try_chip_family(value) is None
+        return try_family_from_user(value) is None
     return try_parse_version(value, component) is None
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
-from ..facts import NPU_SMI_TIMEOUT
+from ..facts import NPU_SMI_TIMEOUT, NpuSmiFact
+from ..kb import load
 from ..model import Evidence, Fix
 from ..parsers.npu_smi import NpuChip
 from ..parsers.visible_devices import parse_rt_visible_devices
@@ -27,10 +28,6 @@ SVM_NODES = ("/dev/devmm_svm", "/dev/asdrv_svm")  # 950 drivers replace devmm_sv
 def _explain_code(code: Optional[int]) -> Optional[str]:
     """Meaning of a dcmi return code from the knowledge base, when it knows it."""
     if code is None:
-        return None
-    try:
-        from ..kb import load
-    except ImportError:
         return None
     info = load().lookup_code(str(code))
     return getattr(info, "meaning", None) if info else None
@@ -153,17 +150,33 @@ def access(ctx: Context) -> Result:
 def npu_smi_info(ctx: Context) -> Result:
     fact = ctx.facts.npu_smi()
     if fact.path is None:
-        if in_container(ctx):
-            return skip("npu-smi is not mounted into this container (see container.mounts)")
-        return fail(
-            "npu-smi is not installed although the driver is",
-            evidence=Evidence(found="npu-smi not in PATH, /usr/local/bin, /usr/local/sbin or /usr/bin", required="/usr/local/bin/npu-smi from the driver package"),
-            fix=Fix("Reinstall the driver package; it installs npu-smi.", ["ls -l /usr/local/bin/npu-smi /usr/local/sbin/npu-smi"]),
-        )
+        return _npu_smi_absent(ctx)
     if fact.untrusted:
         return skip(f"not run: {fact.untrusted}", data={"untrusted": True})
+    result = _npu_smi_did_not_run(ctx, fact)
+    if result is not None:
+        return result
+    if fact.info is not None:
+        return _npu_smi_table(fact)
+    return _npu_smi_failed(ctx, fact)
+
+
+def _npu_smi_absent(ctx: Context) -> Result:
+    if in_container(ctx):
+        return skip("npu-smi is not mounted into this container (see container.mounts)")
+    return fail(
+        "npu-smi is not installed although the driver is",
+        evidence=Evidence(found="npu-smi not in PATH, /usr/local/bin, /usr/local/sbin or /usr/bin", required="/usr/local/bin/npu-smi from the driver package"),
+        fix=Fix("Reinstall the driver package; it installs npu-smi.", ["ls -l /usr/local/bin/npu-smi /usr/local/sbin/npu-smi"]),
+    )
+
+
+def _npu_smi_did_not_run(ctx: Context, fact: NpuSmiFact) -> Optional[Result]:
+    """The result when npu-smi hung, cannot run here, or could not be started; None when it ran."""
     result = fact.result
-    if result is not None and result.timed_out:
+    if result is None:
+        return None
+    if result.timed_out:
         return timed_out(
             f"npu-smi info did not answer within {ctx.options.command_timeout:g} s (it was killed): the driver or a device is hung",
             evidence=Evidence(found=f"{fact.path} info: no output after {result.duration_s:.1f} s", required="an answer within a few seconds"),
@@ -173,27 +186,35 @@ def npu_smi_info(ctx: Context) -> Result:
                 ["ps -eo pid,etime,cmd | grep -E 'npu-smi|dcmi' | grep -v grep", "dmesg | grep -i -E 'davinci|dcmi|hdc' | tail -20", "reboot"],
             ),
         )
-    if result is not None and result.foreign and not ctx.host.is_real:
+    if result.foreign and not ctx.host.is_real:
         return skip(f"the judged machine's npu-smi cannot run on this machine ({result.error}); device checks need it")
-    if result is not None and result.error:
+    if result.error:
         return fail(f"npu-smi could not be started: {result.error}", evidence=Evidence(found=result.error))
-    if fact.info is not None:
-        info = fact.info
-        names = sorted({c.name for c in info.chips})
-        devices = info.logical_devices()
-        summary = f"{len(devices)} device{'s' if len(devices) != 1 else ''}"
-        if names:
-            summary += " (" + ", ".join(names) + ")"
-        summary += f", driver {info.driver_version}" if info.driver_version else ""
-        data = {
-            "dialect": info.dialect,
-            "tool_version": info.tool_version,
-            "driver_version": info.driver_version,
-            "devices": [_chip_json(c) for c in devices],
-            "processes": [p.__dict__ for p in info.processes],
-        }
-        return ok(summary, evidence=Evidence(found=summary, source=f"{fact.path} info"), data=data)
-    err = fact.error
+    return None
+
+
+def _npu_smi_table(fact: NpuSmiFact) -> Result:
+    info = fact.info
+    assert info is not None
+    names = sorted({c.name for c in info.chips})
+    devices = info.logical_devices()
+    summary = f"{len(devices)} device{'s' if len(devices) != 1 else ''}"
+    if names:
+        summary += " (" + ", ".join(names) + ")"
+    summary += f", driver {info.driver_version}" if info.driver_version else ""
+    data = {
+        "dialect": info.dialect,
+        "tool_version": info.tool_version,
+        "driver_version": info.driver_version,
+        "devices": [_chip_json(c) for c in devices],
+        "processes": [p.__dict__ for p in info.processes],
+    }
+    return ok(summary, evidence=Evidence(found=summary, source=f"{fact.path} info"), data=data)
+
+
+def _npu_smi_failed(ctx: Context, fact: NpuSmiFact) -> Result:
+    """npu-smi ran but printed no table: a dcmi error (explained, or caused by a failed node check), or a layout we cannot read."""
+    err, result = fact.error, fact.result
     output = result.output if result is not None else ""
     blocker = next((cid for cid in ("devices.nodes", "devices.access") if _failed(ctx, cid)), None)
     if err is not None and err.kind in ("dcmi_init", "console_log_level") and blocker is not None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
+from compat_matrix.versions import parse_version, try_parse_version
+
 from ..facts import PYTHON_TIMEOUT
 from ..model import Evidence, Fix
 from .base import Context, Result, check, fail, ok, skip, timed_out, warn
@@ -14,16 +16,10 @@ from .base import Context, Result, check, fail, ok, skip, timed_out, warn
 PT_COMPAT = "https://github.com/Ascend/pytorch/blob/master/COMPATIBILITY.en.md"
 
 
-def release(version: Optional[str]) -> Optional[Tuple[int, ...]]:
-    """Release tuple of a PEP 440 version (``2.1.0.post10`` -> (2, 1, 0), ``2.1.0+cpu`` -> (2, 1, 0))."""
-    if not version:
-        return None
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        return Version(version).release
-    except InvalidVersion:
-        return None
+def _base(version: str) -> str:
+    """``2.1.0.post10`` -> ``2.1.0``, ``2.1.0+cpu`` -> ``2.1.0`` (the one version grammar); as given when unreadable."""
+    v = try_parse_version(version, "torch")
+    return v.base.public.text if v is not None else version
 
 
 @check("python.interpreter", "Target Python interpreter", "python", category="env_path", timeout=PYTHON_TIMEOUT + 5)
@@ -49,14 +45,12 @@ def interpreter(ctx: Context) -> Result:
                   data={"python": fact.python, "packages": fact.packages, "static": True})
     if fact.error:
         return fail(f"{fact.interpreter} failed to run: {fact.error}", evidence=Evidence(found=fact.error))
-    rel = release(fact.python)
     summary = f"Python {fact.python} ({fact.interpreter})"
-    if rel is not None and rel[:2] < (3, 8):
-        return warn(
-            summary + ": too old for any current torch_npu (3.8 or newer needed)",
-            evidence=Evidence(found=fact.python, required=">= 3.8", source=PT_COMPAT),
-            fix=Fix("Use Python 3.9-3.11, which every maintained torch_npu line supports.", []),
-        )
+    outside = _outside_maintained(fact.python)
+    if outside is not None:
+        return warn(summary + ": " + outside[0], evidence=Evidence(found=fact.python, required=outside[1], source=outside[2]),
+                    fix=Fix(f"Use a Python that maintained torch_npu builds ship wheels for ({outside[1]}).",
+                            ["ascend-doctor compat --python %s --suggest" % outside[1].rsplit("-", 1)[-1]]))
     return ok(summary, evidence=Evidence(found=fact.python, source=fact.interpreter), data={"python": fact.python, "packages": fact.packages})
 
 
@@ -83,9 +77,18 @@ def packages(ctx: Context) -> Result:
     return ok(f"torch {torch_v}, torch_npu {npu_v}")
 
 
-def _base(version: str) -> str:
-    rel = release(version)
-    return ".".join(str(p) for p in rel) if rel else version
+def _outside_maintained(python: Optional[str]) -> Optional[Tuple[str, str, Optional[str]]]:
+    """(why, required range, source) when no maintained torch_npu build ships a wheel for this
+    Python series; the range is compat_matrix's, the same `compat` judges with."""
+    from compat_matrix import maintained_python
+
+    v = try_parse_version(python, "python")
+    series, source = maintained_python()
+    if v is None or not series or "%d.%d" % v.series in series:
+        return None
+    lo, hi = series[0], series[-1]
+    side = "older" if v < parse_version(lo, "python") else "newer"
+    return (f"{side} than every Python a maintained torch_npu build ships wheels for ({lo}-{hi})", f"Python {lo}-{hi}", source)
 
 
 @check("python.torch_npu_match", "torch and torch_npu versions agree", "python", category="version_mismatch", requires=("python.packages",))

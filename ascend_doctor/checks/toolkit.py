@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import List
 
-from ..chips import chip_family
+from compat_matrix.chips import family_from_npu_smi
 from ..model import Evidence, Fix
 from .base import Context, Result, check, fail, ok, skip
 
@@ -143,7 +143,7 @@ def kernels(ctx: Context) -> Result:
         present.extend(name for name in host.listdir(opp + KERNEL_SUBDIR + "/config") if name.startswith("ascend"))
     present = sorted(set(present))
     names = _chip_names(ctx)
-    families = [f for f in (chip_family(n) for n in names) if f is not None]
+    families = [f for f in (family_from_npu_smi(n) for n in names) if f is not None]
     active = ctx.facts.toolkit().active
     version = active.info.version if active and active.info else "<version>"
     if not families:

@@ -22,16 +22,26 @@ from __future__ import annotations
 
 import io
 import sys
-from typing import BinaryIO, List, Optional, TextIO
+from typing import Any, BinaryIO, List, Optional, TextIO
 
+from ..core.units import format_size, parse_size
 from ..errors import UsageError
+from ..memory import MemoryInputError
+from ..memory.advice import release_from_text
+from ..memory.device_usage import npu_smi_facts
+from ..memory.input_file import open_input
+from ..memory.message import scan_paths, scan_text
+from ..memory.render import render_json, render_md, render_text
+from ..memory.snapshot import load_snapshot
+from ..memory.stats import load_stats
+from ..memory.verdict import Inputs, analyze
+from ..memory.watch import fragmentation_metrics, prometheus_text
+from .common import output_format
 
 MAX_TEXT = 1 << 20
 
 
 def _read_text_file(path: str, what: str, stdin: Optional[BinaryIO] = None, limit: int = 16 << 20) -> str:
-    from ..memory.input_file import open_input
-
     fh = open_input(path, what, stdin)  # refuses FIFOs, devices and /proc files before opening
     try:
         raw = fh.read(limit)
@@ -59,9 +69,6 @@ def run_oom(
     stdin: Optional[BinaryIO] = None,
 ) -> int:
     """Analyse the inputs and print the diagnosis; returns the exit code. Bad input raises UsageError."""
-    from ..memory import MemoryInputError
-    from .common import output_format
-
     out = out or sys.stdout
     fmt = output_format(fmt, json_flag)
     files = list(files or [])
@@ -83,22 +90,48 @@ def run_oom(
 def _run(text: Optional[str], files: List[str], stats_path: Optional[str], snapshot_path: Optional[str],
          npu_smi_path: Optional[str], device: Optional[int], pid: Optional[int], torch_npu: Optional[str],
          alloc_conf: Optional[str], fmt: str, out: TextIO, stdin: Optional[BinaryIO]) -> int:
-    from ..memory import MemoryInputError
-    from ..memory.advice import release_from_text
-    from ..memory.device_usage import npu_smi_facts
-    from ..memory.message import LogFacts, scan_paths, scan_text
-    from ..memory.render import render_json, render_md, render_text
-    from ..memory.snapshot import load_snapshot
-    from ..memory.stats import load_stats
-    from ..memory.verdict import Inputs, analyze
+    release = _release(torch_npu)
+    log = _log_facts(text, files, stdin)
+    hit = log.first_oom if log is not None else None
+    use_device = device if device is not None else (hit.record.device if hit is not None else None)
+    stats = load_stats(stats_path, device=use_device, stdin=stdin) if stats_path else None
+    if use_device is None and stats is not None:
+        use_device = stats.device
+    snap = None
+    notes: List[str] = []
+    if snapshot_path:
+        snap = _snapshot(snapshot_path, device, use_device, stdin, notes)
+        if use_device is None:
+            use_device = snap.device
+    usage = None
+    if npu_smi_path:
+        reserved = hit.record.reserved if hit is not None and hit.record.reserved else (
+            stats.reserved if stats is not None else None)
+        usage = _usage(npu_smi_path, use_device, pid if pid is not None else (hit.pid if hit is not None else None),
+                       reserved, stdin)
+    diagnosis = analyze(Inputs(log=log, stats=stats, snapshot=snap, usage=usage, device=use_device,
+                               release=release, alloc_conf=alloc_conf))
+    diagnosis.notes.extend(notes)
+    if log is not None and log.skipped:
+        diagnosis.notes.append(_skipped_note(log.skipped))
+    _render(diagnosis, fmt, out)
+    return 1 if diagnosis.is_finding else 0
 
-    release = None
-    if torch_npu:
-        try:
-            release = release_from_text(torch_npu)
-        except ValueError as exc:
-            raise UsageError(str(exc).splitlines()[0]) from None
-    log: Optional[LogFacts] = None
+
+def _release(torch_npu: Optional[str]) -> Any:
+    """The torch_npu release given with --torch-npu, or None."""
+    if not torch_npu:
+        return None
+
+    try:
+        return release_from_text(torch_npu)
+    except ValueError as exc:
+        raise UsageError(str(exc).splitlines()[0]) from None
+
+
+def _log_facts(text: Optional[str], files: List[str], stdin: Optional[BinaryIO]) -> Any:
+    """The out-of-memory facts of the pasted TEXT and the --file logs, merged; None when neither was given."""
+    log = None
     if text is not None:
         body = text
         if body.strip() == "-":
@@ -115,52 +148,50 @@ def _run(text: Optional[str], files: List[str], stats_path: Optional[str], snaps
             log = found
         else:
             log.merge(found)
-    hit = log.first_oom if log is not None else None
-    msg_device = hit.record.device if hit is not None else None
-    use_device = device if device is not None else msg_device
-    stats = load_stats(stats_path, device=use_device, stdin=stdin) if stats_path else None
-    if use_device is None and stats is not None:
-        use_device = stats.device
-    snap = None
-    notes: List[str] = []
-    if snapshot_path:
-        snap_in = stdin
-        if snapshot_path == "-":  # read once: a second attempt for another device reads it again
-            snap_in = io.BytesIO((stdin or sys.stdin.buffer).read())
-        try:
-            snap = load_snapshot(snapshot_path, device=use_device, stdin=snap_in)
-        except MemoryInputError:
-            if device is not None or use_device is None:
-                raise
-            if snap_in is not None and snapshot_path == "-":
-                snap_in.seek(0)
-            snap = load_snapshot(snapshot_path, device=None, stdin=snap_in)  # another rank's snapshot: read what it has
-            notes.append(f"the snapshot has no segments of device {use_device} (the message's device); "
-                         f"it was read for device {snap.device}")
-        if use_device is None:
-            use_device = snap.device
-    usage = None
-    if npu_smi_path:
-        smi_text = _read_text_file(npu_smi_path, "--npu-smi", stdin)
-        our_pid = pid if pid is not None else (hit.pid if hit is not None else None)
-        reserved = hit.record.reserved if hit is not None and hit.record.reserved else (
-            stats.reserved if stats is not None else None)
-        usage = npu_smi_facts(smi_text, use_device if use_device is not None else 0, pid=our_pid,
-                              reserved=reserved, name=f"--npu-smi {npu_smi_path}")
-    diagnosis = analyze(Inputs(log=log, stats=stats, snapshot=snap, usage=usage, device=use_device,
-                               release=release, alloc_conf=alloc_conf))
-    diagnosis.notes.extend(notes)
-    if log is not None and log.skipped:
-        shown = "; ".join(f"{p} ({r})" for p, r in log.skipped[:2])
-        more = f" and {len(log.skipped) - 2} more" if len(log.skipped) > 2 else ""
-        diagnosis.notes.append(f"skipped {len(log.skipped)} input{'s' if len(log.skipped) != 1 else ''}: {shown}{more}")
+    return log
+
+
+def _snapshot(path: str, device: Optional[int], use_device: Optional[int], stdin: Optional[BinaryIO],
+              notes: List[str]) -> Any:
+    """The snapshot, for the judged device; another device's when it has none of that one (a note says so),
+    unless --device asked for it."""
+    snap_in = stdin
+    if path == "-":  # read once: a second attempt for another device reads it again
+        snap_in = io.BytesIO((stdin or sys.stdin.buffer).read())
+    try:
+        return load_snapshot(path, device=use_device, stdin=snap_in)
+    except MemoryInputError:
+        if device is not None or use_device is None:
+            raise
+    if snap_in is not None and path == "-":
+        snap_in.seek(0)
+    snap = load_snapshot(path, device=None, stdin=snap_in)  # another rank's snapshot: read what it has
+    notes.append(f"the snapshot has no segments of device {use_device} (the message's device); "
+                 f"it was read for device {snap.device}")
+    return snap
+
+
+def _usage(path: str, device: Optional[int], pid: Optional[int], reserved: Optional[int],
+           stdin: Optional[BinaryIO]) -> Any:
+    """Who holds the device, from saved ``npu-smi info`` output."""
+    smi_text = _read_text_file(path, "--npu-smi", stdin)
+    return npu_smi_facts(smi_text, device if device is not None else 0, pid=pid, reserved=reserved,
+                         name=f"--npu-smi {path}")
+
+
+def _skipped_note(skipped: List[Any]) -> str:
+    shown = "; ".join(f"{p} ({r})" for p, r in skipped[:2])
+    more = f" and {len(skipped) - 2} more" if len(skipped) > 2 else ""
+    return f"skipped {len(skipped)} input{'s' if len(skipped) != 1 else ''}: {shown}{more}"
+
+
+def _render(diagnosis: Any, fmt: str, out: TextIO) -> None:
     if fmt == "json":
         out.write(render_json(diagnosis) + "\n")
     elif fmt == "md":
         out.write(render_md(diagnosis))
     else:
         out.write(render_text(diagnosis))
-    return 1 if diagnosis.is_finding else 0
 
 
 # ---------------------------------------------------------------------- oom simulate / oom watch
@@ -170,7 +201,6 @@ SUBCOMMANDS = ("simulate", "watch")
 def _size_arg(text: Optional[str], option: str) -> Optional[int]:
     if text is None:
         return None
-    from ..memory.units import parse_size
 
     raw = text.strip()
     if raw.isdigit():
@@ -187,10 +217,7 @@ def run_simulate(trace: str, confs: Optional[List[str]] = None, profile: Optiona
     """Replay TRACE under each setting; exit 0 when some setting finishes, 1 when none does."""
     import json
 
-    from ..memory import MemoryInputError
     from ..memory.whatif import default_confs, load_input, render_md, render_text, report, simulate, write_trace
-    from .common import output_format
-
     out = out or sys.stdout
     fmt = output_format(fmt, json_flag)
     cap = _size_arg(capacity, "--capacity")
@@ -238,10 +265,6 @@ def run_watch(stats: str, threshold: float = 0.10, pool: str = "all", device: Op
     import os
     import time
 
-    from ..memory import MemoryInputError
-    from ..memory.stats import load_stats
-    from ..memory.watch import fragmentation_metrics, prometheus_text
-
     out = out or sys.stdout
     if json_flag:
         fmt = "json"
@@ -284,8 +307,6 @@ def run_watch(stats: str, threshold: float = 0.10, pool: str = "all", device: Op
         elif fmt == "json":
             out.write(json.dumps({"schema": 1, "stats": stats, "metrics": metrics}) + "\n")
         else:
-            from ..memory.units import format_size
-
             verdict = "RESTART ADVISED" if over else "ok"
             line = (f"{verdict}: fragmentation {metrics['fragmentation_ratio']:.1%} (threshold {threshold:.0%}); "
                     f"stranded {format_size(metrics['stranded_bytes'])} of {format_size(metrics['reserved_bytes'])} reserved; "

@@ -22,6 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from compat_matrix.schema import Field, Record, check
+
+from ..checks.base import registry
+from ..kb.loader import read_yaml
+from ..kb.model import KBError
 from ..model import CATEGORIES
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -31,8 +36,6 @@ VERDICTS = ("confirmed", "ruled_out", "inconclusive", "not_run")
 LAYERS = ("dispatch", "copy", "fusion", "dynamic_shape", "slow_path", "communication")
 OOM_VERDICTS = ("oom_capacity", "oom_fragmentation", "external")
 NEEDS_INPUT = ("triage", "oom", "profile", "baseline", "opcheck")  # may be not_run: say what to collect
-_STEP_KEYS = {"id", "question", "kind", "checks", "categories", "verdicts", "layers", "category", "ratio",
-              "retries", "means", "next", "collect", "command"}
 
 
 class FlowError(ValueError):
@@ -74,101 +77,77 @@ class Flow:
         return [s.id for s in self.steps].index(step_id)
 
 
-def _strings(value: Any, where: str) -> Tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise FlowError(f"{where}: must be a list of strings")
-    return tuple(value)
+_TEXT = Field("str", nonempty=True)
+STEP = Record("flow step", {
+    "id": Field("str", required=True, nonempty=True, doc="the step's id (unique in the flow)"),
+    "question": Field("str", required=True, nonempty=True, doc="the one question the step asks"),
+    "kind": Field("str", required=True, choices=KINDS, doc="the evidence that answers it"),
+    "checks": Field("list", item=_TEXT, doc="checks step: ids of `ascend-doctor check` checks (at least one)"),
+    "categories": Field("list", item=Field("str", choices=CATEGORIES),
+                        doc="triage step: the incident categories that confirm it (at least one)"),
+    "verdicts": Field("list", item=Field("str", choices=OOM_VERDICTS), doc="oom step: the verdicts that confirm it (at least one)"),
+    "layers": Field("list", item=Field("str", choices=LAYERS), doc="profile step: the layers it reads (at least one)"),
+    "category": Field("str", choices=CATEGORIES, doc="the cause's category when the evidence does not carry one"),
+    "ratio": Field("number", default=1.5, test=lambda v: None if v > 1 else "a number above 1",
+                   doc="baseline step: an operator this many times slower is a regression (above 1)"),
+    "retries": Field("bool", default=False, doc="oom step: cache-flush lines alone confirm (allocation jitter)"),
+    "means": Field("map", required=True, nonempty=True, key=Field("str", choices=VERDICTS), item=_TEXT,
+                   doc="what each outcome means: confirmed and ruled_out always, not_run for a step that needs input"),
+    "next": Field("str", doc="the step it leads to (a later one); default: the following step"),
+    "collect": Field("str", nonempty=True, doc="a step that needs input: what to collect"),
+    "command": Field("str", nonempty=True, doc="a step that needs input: the exact command"),
+}, doc="One step of a troubleshooting flow.")
+FLOW = Record("flow", {
+    "symptom": Field("str", required=True, choices=SYMPTOMS, doc="the symptom (the file is named after it)"),
+    "title": Field("str", required=True, nonempty=True, doc="the flow's title"),
+    "source": Field("str", required=True, nonempty=True, doc="the public guide the order of the steps follows"),
+    "steps": Field("list", required=True, nonempty=True, item=Field("record", record=STEP), doc="the steps, in order"),
+}, doc="A troubleshooting flow (ascend_doctor/flows/data/<symptom>.yaml).")
+# what a step of each kind must name, beyond the schema
+_NAMES = {"checks": ("checks", "a checks step names at least one check"),
+          "triage": ("categories", "a triage step names the incident categories it confirms"),
+          "oom": ("verdicts", "an oom step names the verdicts it confirms"),
+          "profile": ("layers", "a profile step names the layers it reads")}
 
 
-def _step(raw: Any, where: str, known_checks: Optional[set]) -> Step:
-    if not isinstance(raw, dict):
-        raise FlowError(f"{where}: must be a mapping")
-    extra = set(raw) - _STEP_KEYS
-    if extra:
-        raise FlowError(f"{where}: unknown key {sorted(extra)[0]}")
-    for key in ("id", "question", "kind"):
-        if not isinstance(raw.get(key), str) or not raw[key].strip():
-            raise FlowError(f"{where}.{key}: required text")
-    where = f"{where} ({raw['id']})"
-    kind = raw["kind"]
-    if kind not in KINDS:
-        raise FlowError(f"{where}.kind: {kind!r} is not one of {', '.join(KINDS)}")
-    means = raw.get("means")
-    if not isinstance(means, dict) or not means:
-        raise FlowError(f"{where}.means: required mapping of outcome -> meaning")
-    for verdict, text in means.items():
-        if verdict not in VERDICTS:
-            raise FlowError(f"{where}.means.{verdict}: not one of {', '.join(VERDICTS)}")
-        if not isinstance(text, str) or not text.strip():
-            raise FlowError(f"{where}.means.{verdict}: required text")
+def _step(raw: Dict[str, Any], where: str, known_checks: Optional[set]) -> Step:
+    """A checked step; raises FlowError for what depends on its kind."""
+    kind, means = raw["kind"], raw["means"]
     for verdict in ("confirmed", "ruled_out"):
         if verdict not in means:
             raise FlowError(f"{where}.means: says nothing for {verdict}")
-    checks = _strings(raw["checks"], f"{where}.checks") if "checks" in raw else ()
-    categories = _strings(raw["categories"], f"{where}.categories") if "categories" in raw else ()
-    verdicts = _strings(raw["verdicts"], f"{where}.verdicts") if "verdicts" in raw else ()
-    layers = _strings(raw["layers"], f"{where}.layers") if "layers" in raw else ()
-    if kind == "checks":
-        if not checks:
-            raise FlowError(f"{where}.checks: a checks step names at least one check")
-        if known_checks is not None:
-            for cid in checks:
-                if cid not in known_checks:
-                    raise FlowError(f"{where}.checks: {cid} is not a check id")
-    if kind == "triage" and not categories:
-        raise FlowError(f"{where}.categories: a triage step names the incident categories it confirms")
-    for cat in categories + ((raw["category"],) if raw.get("category") else ()):
-        if cat not in CATEGORIES:
-            raise FlowError(f"{where}: {cat!r} is not a category ({', '.join(CATEGORIES)})")
-    if kind == "oom":
-        if not verdicts:
-            raise FlowError(f"{where}.verdicts: an oom step names the verdicts it confirms")
-        for v in verdicts:
-            if v not in OOM_VERDICTS:
-                raise FlowError(f"{where}.verdicts: {v!r} is not one of {', '.join(OOM_VERDICTS)}")
-    if kind == "profile":
-        if not layers:
-            raise FlowError(f"{where}.layers: a profile step names the layers it reads")
-        for layer in layers:
-            if layer not in LAYERS:
-                raise FlowError(f"{where}.layers: {layer!r} is not one of {', '.join(LAYERS)}")
+    if kind in _NAMES:
+        key, message = _NAMES[kind]
+        if not raw.get(key):
+            raise FlowError(f"{where}.{key}: {message}")
+    for i, cid in enumerate(raw.get("checks") or () if known_checks is not None else ()):
+        if cid not in known_checks:  # type: ignore[operator]
+            raise FlowError(f"{where}.checks[{i}]: {cid} is not a check id")
     if kind in NEEDS_INPUT:
         for key in ("collect", "command"):
-            if not isinstance(raw.get(key), str) or not raw[key].strip():
+            if not raw.get(key):
                 raise FlowError(f"{where}.{key}: a {kind} step says what to collect and the exact command")
         if "not_run" not in means:
             raise FlowError(f"{where}.means: a {kind} step says what not_run means")
-    ratio = raw.get("ratio", 1.5)
-    if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or ratio <= 1:
-        raise FlowError(f"{where}.ratio: a number above 1")
     return Step(
-        id=raw["id"], question=raw["question"].strip(), kind=kind, means=dict(means), checks=checks,
-        categories=categories, verdicts=verdicts, layers=layers, category=raw.get("category"),
-        ratio=float(ratio), retries=bool(raw.get("retries", False)), next=raw.get("next"),
+        id=raw["id"], question=raw["question"].strip(), kind=kind, means=dict(means),
+        checks=tuple(raw.get("checks") or ()), categories=tuple(raw.get("categories") or ()),
+        verdicts=tuple(raw.get("verdicts") or ()), layers=tuple(raw.get("layers") or ()), category=raw.get("category"),
+        ratio=float(STEP.get(raw, "ratio")), retries=STEP.get(raw, "retries"), next=raw.get("next"),
         collect=raw.get("collect"), command=raw.get("command"),
     )
 
 
 def parse_flow(doc: Any, name: str, known_checks: Optional[set] = None) -> Flow:
-    if not isinstance(doc, dict):
-        raise FlowError(f"{name}: must be a mapping with symptom, title, source, steps")
-    symptom = doc.get("symptom")
-    if symptom not in SYMPTOMS:
-        raise FlowError(f"{name}.symptom: {symptom!r} is not one of {', '.join(SYMPTOMS)}")
-    for key in ("title", "source"):
-        if not isinstance(doc.get(key), str) or not doc[key].strip():
-            raise FlowError(f"{name}.{key}: required text")
-    raw_steps = doc.get("steps")
-    if not isinstance(raw_steps, list) or not raw_steps:
-        raise FlowError(f"{name}.steps: a non-empty list")
-    steps = tuple(_step(s, f"{name}.steps[{i}]", known_checks) for i, s in enumerate(raw_steps))
+    check(doc, FLOW, name, error=FlowError)
+    steps = tuple(_step(s, f"{name}: steps[{i}]", known_checks) for i, s in enumerate(doc["steps"]))
     ids = [s.id for s in steps]
     if len(set(ids)) != len(ids):
-        raise FlowError(f"{name}.steps: duplicate step id {next(i for i in ids if ids.count(i) > 1)}")
+        raise FlowError(f"{name}: steps: duplicate step id {next(i for i in ids if ids.count(i) > 1)}")
     for i, s in enumerate(steps):
         if s.next is not None and (s.next not in ids or ids.index(s.next) <= i):
-            raise FlowError(f"{name}.steps ({s.id}).next: {s.next!r} is not a later step of the flow")
-    return Flow(symptom=symptom, title=doc["title"].strip(), source=doc["source"].strip(), steps=steps)
+            raise FlowError(f"{name}: steps[{i}].next: {s.next!r} is not a later step of the flow")
+    return Flow(symptom=doc["symptom"], title=doc["title"].strip(), source=doc["source"].strip(), steps=steps)
 
 
 _CACHE: Dict[str, Flow] = {}
@@ -180,10 +159,6 @@ def load_flow(symptom: str, data_dir: Path = DATA_DIR) -> Flow:
         raise FlowError(f"unknown symptom {symptom!r}: choose one of {', '.join(SYMPTOMS)}")
     key = f"{data_dir}:{symptom}"
     if key not in _CACHE:
-        from ..checks.base import registry
-        from ..kb.loader import read_yaml
-        from ..kb.model import KBError
-
         path = data_dir / f"{symptom}.yaml"
         if not path.is_file():
             raise FlowError(f"{path}: missing flow file")
@@ -193,7 +168,7 @@ def load_flow(symptom: str, data_dir: Path = DATA_DIR) -> Flow:
             raise FlowError(str(exc)) from None
         flow = parse_flow(doc, path.name, {c.id for c in registry()})
         if flow.symptom != symptom:
-            raise FlowError(f"{path.name}.symptom: says {flow.symptom}, the file is for {symptom}")
+            raise FlowError(f"{path.name}: symptom: says {flow.symptom}, the file is for {symptom}")
         _CACHE[key] = flow
     return _CACHE[key]
 

@@ -1,7 +1,8 @@
 """Read the YAML data files into Entries and CodeInfos, refusing malformed data.
 
-Every problem is raised as ``KBError("<file>: <entry id>: <what>")`` so a broken data
-file names itself. The YAML is read with libyaml's C loader when available.
+Every problem is raised as ``KBError("<file>: <entry id>: <field>: <what>")`` so a broken data
+file names itself. The schema of each file is in kb/schema.py (checked with compat_matrix.schema,
+the one validator of the data files); the YAML is read with libyaml's C loader when available.
 """
 from __future__ import annotations
 
@@ -11,30 +12,22 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from ascend_doctor.kb.codes import canonical_keys, inner_key, ts_key
-from ascend_doctor.kb.conditions import CONDITIONS
 from ascend_doctor.kb.model import (
-    CHECK_IDS,
-    ROLES,
     Attach,
     CodeInfo,
-    Family,
     Entry,
     Example,
+    Family,
     Fix,
     KBError,
     Pattern,
     Rule,
 )
 from ascend_doctor.kb.triggers import required_literal
-from ascend_doctor.model import CATEGORIES
+
+from . import schema
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
-_ID = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)+$")
-_ENTRY_KEYS = {
-    "id", "category", "role", "priority", "title", "cause", "explanation", "match", "checks",
-    "fix", "links", "causes", "caused_by", "examples", "counter_examples", "weight", "headline", "attach", "family", "broad",
-}
-_MATCH_KEYS = {"codes", "patterns", "keywords", "modules", "unless", "generic_codes", "module_only"}
 
 
 def read_yaml(path: Path) -> Any:
@@ -168,10 +161,10 @@ def load_entries(data_dir: Path = DATA_DIR) -> List[Entry]:
     docs, _VALIDATE[0] = data_docs(data_dir)
     for name in sorted(docs["rules"]):
         doc = docs["rules"][name]
-        if not isinstance(doc, dict) or not isinstance(doc.get("entries"), list):
-            raise KBError(f"{name}: expected a mapping with an 'entries' list")
-        for raw in doc["entries"]:
-            entry = _entry(raw, name)
+        if _VALIDATE[0]:
+            _check_doc(doc, "RULES_FILE", name)
+        for i, raw in enumerate(doc["entries"]):
+            entry = _entry(raw, name, i)
             if entry.id in seen:
                 raise KBError(f"{name}: {entry.id}: duplicate id (also in {seen[entry.id]})")
             seen[entry.id] = name
@@ -179,98 +172,70 @@ def load_entries(data_dir: Path = DATA_DIR) -> List[Entry]:
     return _close_edges(entries)
 
 
-_VALIDATE = [True]  # compile every regex while loading (YAML source); the compiled form was checked when made
+_VALIDATE = [True]  # check the schema and compile every regex (YAML source); the compiled form was checked when made
 
 
-def _entry(raw: Any, fname: str) -> Entry:
-    if not isinstance(raw, dict):
-        raise KBError(f"{fname}: every entry must be a mapping, got {type(raw).__name__}")
-    eid = raw.get("id")
-    where = f"{fname}: {eid}"
-    if not isinstance(eid, str) or not _ID.match(eid):
-        raise KBError(f"{fname}: entry id {eid!r} must look like 'area.name' (lowercase, dots)")
-    unknown = set(raw) - _ENTRY_KEYS
-    if unknown:
-        raise KBError(f"{where}: unknown keys {sorted(unknown)}")
-    for key in ("category", "title", "cause", "explanation"):
-        if not isinstance(raw.get(key), str) or not raw[key].strip():
-            raise KBError(f"{where}: '{key}' must be a non-empty string")
-    if raw["category"] not in CATEGORIES:
-        raise KBError(f"{where}: category {raw['category']!r} is not one of {', '.join(CATEGORIES)}")
-    role = raw.get("role", "cause")
-    if role not in ROLES:
-        raise KBError(f"{where}: role {role!r} is not one of {', '.join(ROLES)}")
-    checks = _str_list(raw.get("checks", []), where, "checks")
-    bad = [c for c in checks if c not in CHECK_IDS]
-    if bad:
-        raise KBError(f"{where}: unknown check ids {bad}")
-    fix_raw = raw.get("fix")
-    if not isinstance(fix_raw, dict) or not isinstance(fix_raw.get("text"), str):
-        raise KBError(f"{where}: 'fix' must be a mapping with 'text'")
-    fix = Fix(
-        text=" ".join(fix_raw["text"].split()),
-        commands=tuple(_str_list(fix_raw.get("commands", []), where, "fix.commands")),
-        collect=tuple(_str_list(fix_raw.get("collect", []), where, "fix.collect")),
-    )
-    examples = tuple(_example(x, where) for x in _list(raw.get("examples"), where, "examples"))
-    if not examples:
-        raise KBError(f"{where}: needs at least one real example with its source")
-    counter = tuple(_example(x, where) for x in _list(raw.get("counter_examples", []), where, "counter_examples"))
-    priority = raw.get("priority", 0)
-    if not isinstance(priority, int):
-        raise KBError(f"{where}: priority must be an integer")
-    weight = raw.get("weight")
-    if weight is not None and (not isinstance(weight, int) or not 0 <= weight <= 100):
-        raise KBError(f"{where}: weight must be an integer from 0 to 100")
-    headline = raw.get("headline", "")
-    if not isinstance(headline, str):
-        raise KBError(f"{where}: headline must be a string")
-    attach = _attach(raw.get("attach"), role, where)
-    family = _family(raw.get("family"), where)
+def _check_doc(raw: Any, spec: str, origin: str, path: str = "") -> None:
+    """Check a document against its spec in kb/schema.py (imported only when the YAML is read)."""
+    from compat_matrix.schema import check
+
+    check(raw, getattr(schema, spec), origin, path, error=KBError)
+
+
+def _entry(raw: Any, fname: str, index: int = 0) -> Entry:
+    if _VALIDATE[0]:
+        eid = raw.get("id") if isinstance(raw, dict) else None
+        _check_doc(raw, "ENTRY", f"{fname}: {eid if isinstance(eid, str) and eid else f'entries[{index}]'}")
+        _relations(raw, f"{fname}: {raw['id']}")
+    where = f"{fname}: {raw['id']}"
+    fix_raw = raw["fix"]
+    family = raw.get("family")
+    attach = raw.get("attach")
     return Entry(
-        id=eid,
+        id=raw["id"],
         category=raw["category"],
         title=" ".join(raw["title"].split()),
         cause=" ".join(raw["cause"].split()),
         explanation=" ".join(raw["explanation"].split()),
-        checks=tuple(checks),
-        fix=fix,
-        links=tuple(_str_list(raw.get("links", []), where, "links")),
-        causes=tuple(_str_list(raw.get("causes", []), where, "causes")),
-        caused_by=tuple(_str_list(raw.get("caused_by", []), where, "caused_by")),
-        examples=examples,
-        rule=_rule(raw.get("match"), where),
-        role=role,
-        priority=priority,
-        counter_examples=counter,
+        checks=tuple(raw.get("checks") or ()),
+        fix=Fix(text=" ".join(fix_raw["text"].split()), commands=tuple(fix_raw.get("commands") or ()),
+                collect=tuple(fix_raw.get("collect") or ())),
+        links=tuple(raw.get("links") or ()),
+        causes=tuple(raw.get("causes") or ()),
+        caused_by=tuple(raw.get("caused_by") or ()),
+        examples=tuple(_example(x) for x in raw["examples"]),
+        rule=_rule(raw["match"], where),
+        role=raw.get("role") or "cause",
+        priority=raw.get("priority") or 0,
+        counter_examples=tuple(_example(x) for x in raw.get("counter_examples") or ()),
         source_file=fname,
-        weight=weight,
+        weight=raw.get("weight"),
         broad=bool(raw.get("broad", False)),
-        headline=headline,
-        attach=attach,
-        family=family,
+        headline=raw.get("headline") or "",
+        attach=None if attach is None else Attach(categories=tuple(attach["categories"]), note=" ".join(attach["note"].split())),
+        family=None if family is None else _family(family, where),
     )
 
 
-def _attach(raw: Any, role: str, where: str) -> Optional[Attach]:
-    if raw is None:
-        return None
-    if role not in ("context", "noise"):
-        raise KBError(f"{where}: only context entries attach notes to incidents")
-    if not isinstance(raw, dict) or not isinstance(raw.get("note"), str):
-        raise KBError(f"{where}: attach needs 'categories' and 'note'")
-    cats = _str_list(raw.get("categories"), where, "attach.categories")
-    bad = [c for c in cats if c not in CATEGORIES]
-    if bad or not cats:
-        raise KBError(f"{where}: attach categories must be categories, got {cats!r}")
-    return Attach(categories=tuple(cats), note=" ".join(raw["note"].split()))
+def _relations(raw: Dict[str, Any], where: str) -> None:
+    """What the schema cannot say: fields that depend on each other, codes, regexes."""
+    if raw.get("attach") is not None and raw.get("role", "cause") not in ("context", "noise"):
+        raise KBError(f"{where}: attach: only context entries attach notes to incidents")
+    match = raw["match"]
+    if match.get("module_only") and not match.get("modules"):
+        raise KBError(f"{where}: match.module_only: needs 'modules'")
+    if not (match.get("codes") or match.get("patterns") or match.get("keywords") or match.get("module_only")):
+        raise KBError(f"{where}: match: needs codes, patterns or keywords")
+    for code in match.get("codes") or ():
+        if len(canonical_keys(str(code))) != 1:
+            raise KBError(f"{where}: match.codes: {code!r} is not one unambiguous code (write hccl:N / drv:N)")
+    for item in match.get("patterns") or ():
+        _compile(item if isinstance(item, str) else item["regex"], where)
+    for source in match.get("unless") or ():
+        _compile(source, where)
 
 
-def _family(raw: Any, where: str) -> Optional[Family]:
-    if raw is None:
-        return None
-    if not isinstance(raw, dict) or not isinstance(raw.get("capture"), str) or not isinstance(raw.get("table"), str):
-        raise KBError(f"{where}: family needs 'capture' and 'table'")
+def _family(raw: Dict[str, Any], where: str) -> Family:
     table = _TABLES.get(raw["table"])
     if table is None:
         table = _TABLES[raw["table"]] = _read_table(raw["table"], where)
@@ -283,12 +248,14 @@ _TABLES: Dict[str, Any] = {}
 def _read_table(name: str, where: str) -> Any:
     """A family table (``data/tables/NAME.yaml``): rows of {match: regex, field: text}, and a default."""
     doc = data_docs(_TABLE_DIR[0])[0]["tables"].get(f"{name}.yaml")
-    if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
-        raise KBError(f"{where}: family table {name}: expected a mapping with 'rows'")
+    if doc is None:
+        raise KBError(f"{where}: family.table: no table {name} (data/tables/{name}.yaml)")
+    if _VALIDATE[0]:
+        _check_doc(doc, "TABLE", f"{where}: family table {name}")
+        for i, row in enumerate(doc["rows"]):
+            _compile(row["match"], f"{where}: family table {name}: rows[{i}]")
     rows = []
     for row in doc["rows"]:
-        if not isinstance(row, dict) or not isinstance(row.get("match"), str):
-            raise KBError(f"{where}: family table {name}: every row needs 'match'")
         fields = {str(k): " ".join(str(v).split()) for k, v in row.items() if k not in ("match", "source")}
         rows.append((Pattern(row["match"], None), fields))
     default = {str(k): " ".join(str(v).split()) for k, v in (doc.get("default") or {}).items()}
@@ -298,55 +265,21 @@ def _read_table(name: str, where: str) -> Any:
 _TABLE_DIR = [Path(__file__).resolve().parent / "data"]
 
 
-def _rule(raw: Any, where: str) -> Rule:
-    if not isinstance(raw, dict):
-        raise KBError(f"{where}: 'match' must be a mapping")
-    unknown = set(raw) - _MATCH_KEYS
-    if unknown:
-        raise KBError(f"{where}: unknown match keys {sorted(unknown)}")
-    codes: List[str] = []
-    for code in _list(raw.get("codes", []), where, "match.codes"):
-        keys = canonical_keys(str(code))
-        if len(keys) != 1:
-            raise KBError(f"{where}: match code {code!r} is not one unambiguous code (write hccl:N / drv:N)")
-        codes.append(keys[0])
+def _rule(raw: Dict[str, Any], where: str) -> Rule:
     patterns: List[Pattern] = []
-    for item in _list(raw.get("patterns", []), where, "match.patterns"):
+    for item in raw.get("patterns") or ():
         if isinstance(item, str):
-            source, condition = item, None
-        elif isinstance(item, dict) and isinstance(item.get("regex"), str):
-            source, condition = item["regex"], item.get("condition")
+            patterns.append(Pattern(item, trigger_of(item), None))
         else:
-            raise KBError(f"{where}: a pattern is a regex string or {{regex, condition}}")
-        if condition is not None and condition not in CONDITIONS:
-            raise KBError(f"{where}: unknown condition {condition!r}")
-        if _VALIDATE[0]:
-            _compile(source, where)
-        patterns.append(Pattern(source, trigger_of(source), condition))
-    keywords: List[Tuple[str, ...]] = []
-    for group in _list(raw.get("keywords", []), where, "match.keywords"):
-        words = _str_list(group, where, "match.keywords group")
-        if not words:
-            raise KBError(f"{where}: empty keyword group")
-        keywords.append(tuple(words))
-    unless = tuple(Pattern(s, None) for s in _str_list(raw.get("unless", []), where, "match.unless"))
-    if _VALIDATE[0]:
-        for veto in unless:
-            _compile(veto.source, where)
-    modules = tuple(m.upper() for m in _str_list(raw.get("modules", []), where, "match.modules"))
-    module_only = bool(raw.get("module_only", False))
-    if module_only and not modules:
-        raise KBError(f"{where}: module_only needs 'modules'")
-    if not (codes or patterns or keywords or module_only):
-        raise KBError(f"{where}: 'match' needs codes, patterns or keywords")
+            patterns.append(Pattern(item["regex"], trigger_of(item["regex"]), item.get("condition")))
     return Rule(
-        codes=tuple(codes),
+        codes=tuple(canonical_keys(str(code))[0] for code in raw.get("codes") or ()),
         patterns=tuple(patterns),
-        keywords=tuple(keywords),
-        modules=modules,
-        unless=unless,
+        keywords=tuple(tuple(group) for group in raw.get("keywords") or ()),
+        modules=tuple(m.upper() for m in raw.get("modules") or ()),
+        unless=tuple(Pattern(s, None) for s in raw.get("unless") or ()),
         generic_codes=bool(raw.get("generic_codes", False)),
-        module_only=module_only,
+        module_only=bool(raw.get("module_only", False)),
     )
 
 
@@ -357,21 +290,13 @@ def _compile(source: str, where: str) -> Any:
         raise KBError(f"{where}: bad regex {source!r}: {exc}") from None
 
 
-def _example(raw: Any, where: str) -> Example:
-    if not isinstance(raw, dict) or not isinstance(raw.get("text"), str) or not raw["text"].strip():
-        raise KBError(f"{where}: an example needs 'text'")
-    source = raw.get("source")
-    if not isinstance(source, str) or not source.startswith("https://"):
-        raise KBError(f"{where}: example source must be an https URL, got {source!r}")
-    caps = raw.get("captures", {}) or {}
-    if not isinstance(caps, dict):
-        raise KBError(f"{where}: example captures must be a mapping")
+def _example(raw: Dict[str, Any]) -> Example:
     return Example(
         text=raw["text"].rstrip("\n"),
-        source=source,
-        codes=tuple(str(c) for c in raw.get("codes", []) or []),
+        source=raw["source"],
+        codes=tuple(str(c) for c in raw.get("codes") or ()),
         module=raw.get("module"),
-        captures=tuple((str(k), str(v)) for k, v in caps.items()),
+        captures=tuple((str(k), str(v)) for k, v in (raw.get("captures") or {}).items()),
     )
 
 
@@ -404,22 +329,6 @@ def _close_edges(entries: List[Entry]) -> List[Entry]:
             )
         )
     return out
-
-
-def _list(value: Any, where: str, what: str) -> List[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise KBError(f"{where}: '{what}' must be a list")
-    return value
-
-
-def _str_list(value: Any, where: str, what: str) -> List[str]:
-    items = _list(value, where, what)
-    for item in items:
-        if not isinstance(item, str) or not item.strip():
-            raise KBError(f"{where}: '{what}' must hold non-empty strings, got {item!r}")
-    return list(items)
 
 
 # ------------------------------------------------------------------ code tables
@@ -457,9 +366,10 @@ def load_code_tables(data_dir: Path = DATA_DIR, entry_codes: Optional[Mapping[st
     tables = CodeTables()
     entry_codes = entry_codes or {}
     docs = []
-    for name, doc in sorted(data_docs(data_dir)[0]["codes"].items()):
-        if not isinstance(doc, dict) or "table" not in doc:
-            raise KBError(f"{name}: expected a mapping with 'table'")
+    all_docs, validate = data_docs(data_dir)
+    for name, doc in sorted(all_docs["codes"].items()):
+        if validate:
+            _check_doc(doc, "CODE_TABLE", name)
         docs.append((Path(name), doc))
         # families, classes and prefixes first: any table may use another file's
         for fam, meta in (doc.get("families") or {}).items():
@@ -542,9 +452,6 @@ def _load_plain_table(
         if (key, family) in seen:
             raise KBError(f"{where}: duplicate code in family {family}")
         seen.add((key, family))
-        for field in ("name", "meaning"):
-            if not isinstance(raw.get(field), str) or not raw[field].strip():
-                raise KBError(f"{where}: '{field}' must be a non-empty string")
         maps_to = raw.get("maps_to")
         if maps_to is not None:
             maps_keys = canonical_keys(str(maps_to))

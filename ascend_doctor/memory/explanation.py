@@ -1,14 +1,15 @@
 """What the report says about a decision: its title, the evidence lines, the notes."""
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
+from ..core.oom import Decision, judge
+from ..core.units import MiB, format_size
+from ..parsers.oom_text import classify, reading
 from .device_usage import DeviceUsage
 from .message import LogFacts, OomHit
 from .model import Diagnosis, EvidenceItem, Inputs, Numbers
-from .rules import Decision, judge
 from .stats import StatsFacts
-from .units import MiB, format_size
 
 PENDING_NOTE_BYTES = 512 * MiB  # freed memory still waiting for other streams worth a note
 ROUNDING_NOTE_SHARE = 0.05  # rounding waste worth a note
@@ -130,34 +131,12 @@ def collect_evidence(diag: Diagnosis, inputs: Inputs, hit: Optional[OomHit], num
 
 
 def add_notes(diag: Diagnosis, inputs: Inputs, log: Optional[LogFacts], hit: Optional[OomHit],
-           stats: Optional[StatsFacts], nums: Numbers, pending: Optional[int], q: Optional[int],
-           gap: Optional[int], conf: Dict[str, str], usage: Optional[DeviceUsage]) -> None:
+              stats: Optional[StatsFacts], nums: Numbers, pending: Optional[int], q: Optional[int],
+              gap: Optional[int], conf: Dict[str, str], usage: Optional[DeviceUsage]) -> None:
     """Facts beside the verdict: other OOM events, pending frees, conflicting settings, stale inputs."""
     notes = diag.notes
-    if log is not None and len(log.ooms) > 1 and hit is not None:
-        from ..parsers.oom_text import classify, reading
-
-        def key(r: Any) -> Any:
-            return (r.kind, r.device, r.requested, r.free, r.allocated, r.reserved)
-
-        first = key(hit.record)
-        distinct: Dict[Any, str] = {}
-        for h in log.ooms:
-            k = key(h.record)
-            if k != first and k not in distinct:
-                distinct[k] = (judge(reading(h.record)).verdict if h.record.kind in ("npu", "cuda")
-                               else classify(h.record))
-        copies = sum(1 for h in log.ooms if key(h.record) == first)
-        if distinct:
-            kinds: Dict[str, int] = {}
-            for cat in distinct.values():
-                kinds[cat] = kinds.get(cat, 0) + 1
-            tally = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
-            notes.append(f"{len(distinct) + 1} different out-of-memory events in the logs; analysed the first with "
-                         f"numbers ({hit.where.file}:{hit.where.line}); the others read as: {tally}")
-        elif copies > 1:
-            notes.append(f"the same out-of-memory message appears {copies} times (console and plog copies, or ranks "
-                         "that failed alike)")
+    if log is not None and hit is not None:
+        notes.extend(_other_ooms(log, hit))
     if pending is not None and pending >= PENDING_NOTE_BYTES:
         notes.append(f"{format_size(pending)} is freed but still waits for other streams (record_stream, HCCL): it "
                      "counts as reserved until those streams finish")
@@ -169,23 +148,67 @@ def add_notes(diag: Diagnosis, inputs: Inputs, log: Optional[LogFacts], hit: Opt
         notes.append("the allocator setting combines expandable_segments with max_split_size_mb or "
                      "garbage_collection_threshold: torch_npu rejects that (6.0.rc3 and later) or turns expandable "
                      "segments off (earlier)")
-    if stats is not None and stats.max_split_size is not None and diag.verdict == "oom_fragmentation":
-        notes.append(f"max_split_size_mb is already set ({stats.max_split_size // MiB} MB): lower it below the "
-                     "failing request, or switch to expandable segments")
-    if hit is not None and stats is not None and stats.reserved is not None and hit.record.reserved:
-        drift = abs(stats.reserved - hit.record.reserved)
-        if drift > max(0.02 * hit.record.reserved, 64 * MiB):
-            notes.append("the statistics were taken at another moment than the message (reserved differs by "
-                         f"{format_size(drift)}): the message's numbers decide")
+    if stats is not None:
+        notes.extend(_stats_notes(diag, stats, hit))
     if usage is not None:
-        if usage.how == "pid" and usage.ours is None:
-            notes.append("the failing process is no longer in the npu-smi table: every listed process is another one")
-        elif usage.how in ("closest_to_reserved", "largest") and len(usage.processes) > 1:
-            notes.append(f"npu-smi: pid {usage.ours} was taken as this job ({usage.how.replace('_', ' ')}); "
-                         "pass --pid to say which it is")
-        notes.append("npu-smi numbers NPUs physically; the message's device is the logical index "
-                     "(they differ when ASCEND_RT_VISIBLE_DEVICES reorders devices)")
+        notes.extend(_usage_notes(usage))
     if (diag.status == "oom" and inputs.snapshot is None and inputs.stats is None and diag.flavor == "npu"
             and diag.verdict in ("oom_fragmentation", "oom_capacity") and diag.rule not in NO_SNAPSHOT_HELP):
         notes.append("for block-level evidence, let torch_npu dump a snapshot at the next OOM "
                      "(OOM_SNAPSHOT_ENABLE=1, OOM_SNAPSHOT_PATH=dir) and pass it with --snapshot")
+
+
+def _other_ooms(log: LogFacts, hit: OomHit) -> List[str]:
+    """The other out-of-memory events of the logs (the first with numbers was analysed), or its copies."""
+    if len(log.ooms) <= 1:
+        return []
+
+    def key(r: Any) -> Any:
+        return (r.kind, r.device, r.requested, r.free, r.allocated, r.reserved)
+
+    first = key(hit.record)
+    distinct: Dict[Any, str] = {}
+    for h in log.ooms:
+        k = key(h.record)
+        if k != first and k not in distinct:
+            distinct[k] = (judge(reading(h.record)).verdict if h.record.kind in ("npu", "cuda")
+                           else classify(h.record))
+    copies = sum(1 for h in log.ooms if key(h.record) == first)
+    if distinct:
+        kinds: Dict[str, int] = {}
+        for cat in distinct.values():
+            kinds[cat] = kinds.get(cat, 0) + 1
+        tally = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+        return [f"{len(distinct) + 1} different out-of-memory events in the logs; analysed the first with "
+                f"numbers ({hit.where.file}:{hit.where.line}); the others read as: {tally}"]
+    if copies > 1:
+        return [f"the same out-of-memory message appears {copies} times (console and plog copies, or ranks "
+                "that failed alike)"]
+    return []
+
+
+def _stats_notes(diag: Diagnosis, stats: StatsFacts, hit: Optional[OomHit]) -> List[str]:
+    """What the statistics add: a split limit already set, numbers taken at another moment than the message."""
+    out: List[str] = []
+    if stats.max_split_size is not None and diag.verdict == "oom_fragmentation":
+        out.append(f"max_split_size_mb is already set ({stats.max_split_size // MiB} MB): lower it below the "
+                   "failing request, or switch to expandable segments")
+    if hit is not None and stats.reserved is not None and hit.record.reserved:
+        drift = abs(stats.reserved - hit.record.reserved)
+        if drift > max(0.02 * hit.record.reserved, 64 * MiB):
+            out.append("the statistics were taken at another moment than the message (reserved differs by "
+                       f"{format_size(drift)}): the message's numbers decide")
+    return out
+
+
+def _usage_notes(usage: DeviceUsage) -> List[str]:
+    """How this job was found in the npu-smi table, and how npu-smi numbers devices."""
+    out: List[str] = []
+    if usage.how == "pid" and usage.ours is None:
+        out.append("the failing process is no longer in the npu-smi table: every listed process is another one")
+    elif usage.how in ("closest_to_reserved", "largest") and len(usage.processes) > 1:
+        out.append(f"npu-smi: pid {usage.ours} was taken as this job ({usage.how.replace('_', ' ')}); "
+                   "pass --pid to say which it is")
+    out.append("npu-smi numbers NPUs physically; the message's device is the logical index "
+               "(they differ when ASCEND_RT_VISIBLE_DEVICES reorders devices)")
+    return out

@@ -12,17 +12,27 @@ and for the other processes on the device. Each number's source is reported.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple
 
-from .advice import Plan, ReleaseInfo, parse_conf, plan_capacity, plan_external, plan_fragmentation, release_from_template
+from ..core.oom import RULE_TEXT, Decision, Reading, judge
+from ..core.units import GiB, MiB, Size, format_size, ratio
+from ..parsers.oom_text import reading
+from .advice import (
+    Plan,
+    ReleaseInfo,
+    parse_conf,
+    plan_capacity,
+    plan_external,
+    plan_fragmentation,
+    release_from_template,
+)
 from .device_usage import DeviceUsage
 from .explanation import EXTRA_RULES, add_notes, collect_evidence, title_for
 from .message import LogFacts, OomHit
 from .model import Diagnosis, Inputs, Numbers
-from .rules import RULE_TEXT, Decision, Reading, judge
 from .snapshot import SnapshotFacts
 from .stats import StatsFacts
-from .units import GiB, MiB, Size, format_size, ratio
 
 # Suggested defaults: stranded memory worth a warning
 STRANDED_WARN_BYTES = GiB
@@ -36,8 +46,6 @@ _KB = {
 
 
 def _message_numbers(nums: Numbers, hit: OomHit) -> Reading:
-    from ..parsers.oom_text import reading
-
     r = reading(hit.record)
     for key, size in (("requested", r.requested), ("free", r.free), ("allocated", r.allocated),
                       ("reserved", r.reserved), ("total", r.total), ("allowed", r.allowed)):
@@ -47,23 +55,78 @@ def _message_numbers(nums: Numbers, hit: OomHit) -> Reading:
     return r
 
 
+@dataclass
+class Gathered:
+    """The numbers of one analysis (each with its source in ``nums``) and what follows from them."""
+
+    nums: Numbers
+    reading: Optional[Reading]  # the out-of-memory message's own numbers
+    snap_oom: Any  # the snapshot's last out-of-memory event, if any
+    pool: str  # "small" (requests up to 1 MiB) or "large": the pool the request came from
+    others: Optional[int]  # bytes held by other processes on the device
+    requested: Optional[int] = None
+    total: Optional[int] = None
+    reserved: Optional[int] = None
+    free: Optional[int] = None
+    allocated: Optional[int] = None
+    active: Optional[int] = None
+    outside: Optional[int] = None  # device memory PyTorch does not own (from the message)
+    gap: Optional[int] = None  # reserved - allocated: cached but unused
+    pending: Optional[int] = None  # freed but waiting for its stream
+
+
 def analyze(inputs: Inputs) -> Diagnosis:
-    """One diagnosis from whatever inputs are given (at least one)."""
+    """One diagnosis from whatever inputs are given (at least one): gather the numbers,
+    decide, plan the fix, explain."""
     log = inputs.log
     hit = log.first_oom if log is not None else None
     rec = hit.record if hit is not None else None
-    stats, snap, usage = inputs.stats, inputs.snapshot, inputs.usage
-    device = inputs.device
-    if device is None and rec is not None and rec.device is not None:
-        device = rec.device
-    if device is None and snap is not None:
-        device = snap.device
-    if device is None and stats is not None:
-        device = stats.device
-    if device is None and log is not None and rec is None:
-        device = next((h.device for h in log.driver_ooms if h.device is not None), None)
-    flavor = rec.flavor if rec is not None and rec.kind != "host_pinned" else (stats.flavor if stats and stats.flavor else "npu")
+    flavor = _flavor(rec, inputs.stats)
+    g = gather(inputs, hit)
 
+    diag = Diagnosis(verdict="none", status="healthy", title="", rule="", rule_text="", device=_device(inputs, rec),
+                     flavor=flavor)
+    diag.inputs = _inputs(inputs)
+    collect_evidence(diag, inputs, hit, g.nums, g.snap_oom, g.pool)
+    decision = decide(inputs, rec, g)
+    _record_numbers(diag, inputs, g)
+    conf, expandable_on = _allocator_conf(inputs)
+    release = inputs.release or (release_from_template(rec.template) if rec is not None else None)
+    diag.release = release.text if release is not None else None
+
+    _explain(diag, decision, inputs, g, flavor)
+    _plan(diag, g.requested, flavor, release, conf, expandable_on, log, inputs.usage, g.gap, g.free, g.total,
+          g.allocated)
+    diag.kb = _kb(diag, flavor, log)
+    add_notes(diag, inputs, log, hit, inputs.stats, g.nums, g.pending, g.requested, g.gap, conf, inputs.usage)
+    return diag
+
+
+def _device(inputs: Inputs, rec: Any) -> Optional[int]:
+    """The device judged: as given, else the message's, the snapshot's, the statistics', a driver line's."""
+    if inputs.device is not None:
+        return inputs.device
+    if rec is not None and rec.device is not None:
+        return rec.device
+    if inputs.snapshot is not None and inputs.snapshot.device is not None:
+        return inputs.snapshot.device
+    if inputs.stats is not None and inputs.stats.device is not None:
+        return inputs.stats.device
+    if inputs.log is not None and rec is None:
+        return next((h.device for h in inputs.log.driver_ooms if h.device is not None), None)
+    return None
+
+
+def _flavor(rec: Any, stats: Optional[StatsFacts]) -> str:
+    if rec is not None and rec.kind != "host_pinned":
+        return rec.flavor
+    return stats.flavor if stats and stats.flavor else "npu"
+
+
+def gather(inputs: Inputs, hit: Optional[OomHit]) -> Gathered:
+    """Every number the inputs give, the first source in order of preference keeping each:
+    the message, the snapshot's OOM event, the statistics, the snapshot, npu-smi."""
+    stats, snap, usage = inputs.stats, inputs.snapshot, inputs.usage
     nums = Numbers()
     reading = _message_numbers(nums, hit) if hit is not None else None
     snap_oom = snap.oom_events[-1] if snap is not None and snap.oom_events else None
@@ -71,110 +134,143 @@ def analyze(inputs: Inputs) -> Diagnosis:
         nums.put("requested", snap_oom.size, "snapshot")
         nums.put("free", snap_oom.device_free, "snapshot")
     if stats is not None:
-        err = stats.errors
-        for key, stat in (("allocated", "allocated_bytes.all.current"), ("reserved", "reserved_bytes.all.current"),
-                          ("active", "active_bytes.all.current")):
-            v = stats.get(stat)
-            nums.put(key, Size(v, err.get(stat, 0)) if v is not None else None, "stats")
-        nums.put("inactive_split", stats.inactive_split, "stats")
-        nums.put("requested_bytes", stats.requested, "stats")
-    if snap is not None and snap.segments:
-        nums.put("allocated", snap.allocated, "snapshot")
-        nums.put("reserved", snap.reserved, "snapshot")
-        nums.put("active", snap.active, "snapshot")
-        nums.put("inactive_split", snap.nonreleasable, "snapshot")
-        nums.put("requested_bytes", snap.requested, "snapshot")
+        _stats_numbers(nums, stats)
+    segments = snap is not None and bool(snap.segments)
+    if segments:
+        _snapshot_numbers(nums, snap)
     if usage is not None:
         nums.put("total", usage.total, "npu-smi")
 
     q = nums.int("requested")
     pool = "small" if q is not None and q <= MiB else "large"
-    if snap is not None and snap.segments:
+    if segments:
         stream = snap_oom.stream if snap_oom is not None else None
         nums.put("largest_free_block", snap.largest_free(pool, stream), "snapshot")
         nums.put("free_in_cache", snap.free_total, "snapshot")
         nums.put("releasable", snap.releasable, "snapshot")
-    others_bytes: Optional[int] = None
+    others: Optional[int] = None
     if usage is not None and usage.processes:
-        others_bytes = usage.others_bytes
+        others = usage.others_bytes
     elif reading is not None and reading.others is not None:
-        others_bytes = reading.others
-    nums.put("other_processes", others_bytes, "npu-smi" if usage is not None and usage.processes else "message")
+        others = reading.others
+    nums.put("other_processes", others, "npu-smi" if usage is not None and usage.processes else "message")
 
-    total, reserved, free, allocated = nums.int("total"), nums.int("reserved"), nums.int("free"), nums.int("allocated")
-    outside = None
-    if total is not None and reserved is not None and free is not None and nums.sources.get("total") == "message":
-        outside = max(total - reserved - free, 0)
-    gap = max(reserved - allocated, 0) if reserved is not None and allocated is not None else None
-    active = nums.int("active")
-    pending = max(active - allocated, 0) if active is not None and allocated is not None else None
-    if pending is None and snap is not None and snap.segments:
-        pending = snap.pending
+    g = Gathered(nums=nums, reading=reading, snap_oom=snap_oom, pool=pool, others=others, requested=q,
+                 total=nums.int("total"), reserved=nums.int("reserved"), free=nums.int("free"),
+                 allocated=nums.int("allocated"), active=nums.int("active"))
+    _derive(g, snap if segments else None)
+    return g
 
-    diag = Diagnosis(verdict="none", status="healthy", title="", rule="", rule_text="", device=device, flavor=flavor)
-    diag.inputs = _inputs(inputs)
-    collect_evidence(diag, inputs, hit, nums, snap_oom, pool)
 
-    decision: Optional[Decision] = None
-    if rec is not None and rec.kind in ("npu_fraction", "npu_huge", "host_pinned", "npu_ge"):
-        decision = Decision("oom_capacity", {"npu_fraction": "fraction_limit", "npu_huge": "impossible_size",
-                                             "host_pinned": "host_memory", "npu_ge": "numbers_missing"}[rec.kind])
-    elif q is not None:
-        full = Reading(requested=nums.get("requested"), free=nums.get("free"), allocated=nums.get("allocated"),
-                       reserved=nums.get("reserved"), total=nums.get("total"), allowed=nums.get("allowed"),
-                       others=others_bytes)
-        decision = judge(full)
-    elif rec is not None:
-        decision = _from_stats(stats, snap) if (stats or snap) else Decision("oom_capacity", "numbers_missing")
-    elif (stats is not None and (stats.num_ooms or 0) > 0):
-        decision = _from_stats(stats, snap)
-    elif log is not None and log.driver_ooms:
-        decision = _driver(log, usage, q)
+def _stats_numbers(nums: Numbers, stats: StatsFacts) -> None:
+    err = stats.errors
+    for key, stat in (("allocated", "allocated_bytes.all.current"), ("reserved", "reserved_bytes.all.current"),
+                      ("active", "active_bytes.all.current")):
+        v = stats.get(stat)
+        nums.put(key, Size(v, err.get(stat, 0)) if v is not None else None, "stats")
+    nums.put("inactive_split", stats.inactive_split, "stats")
+    nums.put("requested_bytes", stats.requested, "stats")
 
-    retries = stats.num_alloc_retries if stats is not None else None
-    log_retries = log.retries if log is not None else None
+
+def _snapshot_numbers(nums: Numbers, snap: SnapshotFacts) -> None:
+    nums.put("allocated", snap.allocated, "snapshot")
+    nums.put("reserved", snap.reserved, "snapshot")
+    nums.put("active", snap.active, "snapshot")
+    nums.put("inactive_split", snap.nonreleasable, "snapshot")
+    nums.put("requested_bytes", snap.requested, "snapshot")
+
+
+def _derive(g: Gathered, snap: Optional[SnapshotFacts]) -> None:
+    """What follows from the gathered numbers: memory outside PyTorch, the cache gap, pending frees.
+    ``snap`` is the snapshot when it has segments."""
+    total, reserved, free, allocated = g.total, g.reserved, g.free, g.allocated
+    if total is not None and reserved is not None and free is not None and g.nums.sources.get("total") == "message":
+        g.outside = max(total - reserved - free, 0)
+    if reserved is not None and allocated is not None:
+        g.gap = max(reserved - allocated, 0)
+    if g.active is not None and allocated is not None:
+        g.pending = max(g.active - allocated, 0)
+    if g.pending is None and snap is not None:
+        g.pending = snap.pending
+
+
+_MESSAGE_KIND_RULE = {"npu_fraction": "fraction_limit", "npu_huge": "impossible_size",
+                      "host_pinned": "host_memory", "npu_ge": "numbers_missing"}
+
+
+def decide(inputs: Inputs, rec: Any, g: Gathered) -> Optional[Decision]:
+    """The verdict and the rule that gave it, or None when no out-of-memory happened."""
+    stats, snap, log = inputs.stats, inputs.snapshot, inputs.log
+    if rec is not None and rec.kind in _MESSAGE_KIND_RULE:
+        return Decision("oom_capacity", _MESSAGE_KIND_RULE[rec.kind])
+    if g.requested is not None:
+        nums = g.nums
+        return judge(Reading(requested=nums.get("requested"), free=nums.get("free"), allocated=nums.get("allocated"),
+                             reserved=nums.get("reserved"), total=nums.get("total"), allowed=nums.get("allowed"),
+                             others=g.others))
+    if rec is not None:
+        return _from_stats(stats, snap) if (stats or snap) else Decision("oom_capacity", "numbers_missing")
+    if stats is not None and (stats.num_ooms or 0) > 0:
+        return _from_stats(stats, snap)
+    if log is not None and log.driver_ooms:
+        return _driver(log, inputs.usage, g.requested)
+    return None
+
+
+def _record_numbers(diag: Diagnosis, inputs: Inputs, g: Gathered) -> None:
+    """The numbers, their sources, the ratios and the counts the diagnosis reports."""
+    stats, snap, log = inputs.stats, inputs.snapshot, inputs.log
+    nums, q, gap = g.nums, g.requested, g.gap
     stranded = nums.int("inactive_split")
     diag.numbers = {
-        "requested": q, "free": free, "total": total, "allowed": nums.int("allowed"), "allocated": allocated,
-        "active": active, "reserved": reserved, "reserved_unallocated": gap, "pending_free": pending,
+        "requested": q, "free": g.free, "total": g.total, "allowed": nums.int("allowed"), "allocated": g.allocated,
+        "active": g.active, "reserved": g.reserved, "reserved_unallocated": gap, "pending_free": g.pending,
         "inactive_split": stranded, "largest_free_block": nums.int("largest_free_block"),
         "free_in_cache": nums.int("free_in_cache"), "releasable": nums.int("releasable"),
-        "outside_pytorch": outside, "other_processes": others_bytes, "requested_bytes": nums.int("requested_bytes"),
+        "outside_pytorch": g.outside, "other_processes": g.others, "requested_bytes": nums.int("requested_bytes"),
     }
     diag.sources = {k: v for k, v in nums.sources.items() if k in diag.numbers}
     diag.ratios = {
-        "gap_over_request": ratio(gap, q), "fragmentation": ratio(stranded, reserved),
-        "cache_unused": ratio(gap, reserved),
-        "external_fragmentation": snap.external_fragmentation(pool) if snap is not None else None,
+        "gap_over_request": ratio(gap, q), "fragmentation": ratio(stranded, g.reserved),
+        "cache_unused": ratio(gap, g.reserved),
+        "external_fragmentation": snap.external_fragmentation(g.pool) if snap is not None else None,
     }
+    if stats is not None and stats.segments is not None:
+        segments: Optional[int] = stats.segments
+    else:
+        segments = len(snap.segments) if snap is not None else None
     diag.counts = {
-        "num_alloc_retries": retries, "num_ooms": stats.num_ooms if stats is not None else None,
-        "cache_flush_lines": log_retries, "segments": (stats.segments if stats is not None else None)
-        if stats is not None and stats.segments is not None else (len(snap.segments) if snap is not None else None),
+        "num_alloc_retries": stats.num_alloc_retries if stats is not None else None,
+        "num_ooms": stats.num_ooms if stats is not None else None,
+        "cache_flush_lines": log.retries if log is not None else None, "segments": segments,
         "oom_messages": len(log.ooms) if log is not None else None,
     }
-    conf_text = inputs.alloc_conf or (log.alloc_conf[1] if log is not None and log.alloc_conf else None)
-    conf = parse_conf(conf_text)
+
+
+def _allocator_conf(inputs: Inputs) -> Tuple[Dict[str, str], bool]:
+    """The allocator settings in force (given, else from the log) and whether expandable segments were on."""
+    log, snap = inputs.log, inputs.snapshot
+    conf = parse_conf(inputs.alloc_conf or (log.alloc_conf[1] if log is not None and log.alloc_conf else None))
     expandable_on = bool(snap is not None and snap.expandable) or (
         conf.get("expandable_segments", "").lower() == "true" and not (log and log.expandable_failed))
-    release = inputs.release or (release_from_template(rec.template) if rec is not None else None)
-    diag.release = release.text if release is not None else None
+    return conf, expandable_on
 
-    if decision is not None:
-        diag.status = "oom"
-        diag.verdict, diag.rule = decision.verdict, decision.rule
-        diag.rule_text = RULE_TEXT.get(decision.rule, EXTRA_RULES.get(decision.rule, ""))
-        diag.title = title_for(decision, diag, flavor)
-        if decision.fragmented_too and gap is not None and q is not None:
-            diag.notes.append(f"the cache is fragmented too: reserved - allocated ({format_size(gap)}) covers the "
-                              f"request ({format_size(q)}); see the fragmentation advice once the device is free")
-    else:
-        _risk(diag, stranded, reserved, retries, log_retries, log, stats, snap)
 
-    _plan(diag, q, flavor, release, conf, expandable_on, log, usage, gap, free, total, allocated)
-    diag.kb = _kb(diag, flavor, log)
-    add_notes(diag, inputs, log, hit, stats, nums, pending, q, gap, conf, usage)
-    return diag
+def _explain(diag: Diagnosis, decision: Optional[Decision], inputs: Inputs, g: Gathered, flavor: str) -> None:
+    """Status, verdict, rule, its text and the title: from the decision, else from the warning signs."""
+    if decision is None:
+        stats = inputs.stats
+        _risk(diag, g.nums.int("inactive_split"), g.reserved, stats.num_alloc_retries if stats is not None else None,
+              inputs.log.retries if inputs.log is not None else None, inputs.log, stats, inputs.snapshot)
+        return
+    diag.status = "oom"
+    diag.verdict, diag.rule = decision.verdict, decision.rule
+    diag.rule_text = RULE_TEXT.get(decision.rule, EXTRA_RULES.get(decision.rule, ""))
+    diag.title = title_for(decision, diag, flavor)
+    gap, q = g.gap, g.requested
+    if decision.fragmented_too and gap is not None and q is not None:
+        diag.notes.append(f"the cache is fragmented too: reserved - allocated ({format_size(gap)}) covers the "
+                          f"request ({format_size(q)}); see the fragmentation advice once the device is free")
 
 
 def _from_stats(stats: Optional[StatsFacts], snap: Optional[SnapshotFacts]) -> Decision:

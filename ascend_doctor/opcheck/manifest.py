@@ -29,6 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple, Union
 
+from compat_matrix.schema import Field, Record, check, problem
+
+from ..inputs import InputError, load_json
+from ..inputs.openable import open_for_reading
+
 SCHEMA = 1
 KIND = "ascend-doctor/op-manifest"
 LEVELS = ("kernel", "composite")
@@ -127,10 +132,39 @@ def _fail(where: str, why: str) -> ManifestError:
     return ManifestError(f"{where}: {why}")
 
 
-def _str_list(value: Any, where: str) -> List[str]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _fail(where, "expected a list of strings")
-    return list(value)
+def _namespaced(op: str) -> Optional[str]:
+    name = op.strip()
+    return None if "::" in name else f"op {name!r} needs a namespace, e.g. 'aten::{name}'"
+
+
+_OTHER = Field("any", doc="ignored (a newer recorder may add fields)")
+CONTEXT = Record("ops[].contexts[]", {
+    "within": Field("list", item=Field("str"), doc="the enclosing composite ops, outermost first"),
+    "calls": Field("int", minimum=0, default=1, doc="calls of the op within that chain"),
+}, doc="Where the op was called from.", extra=_OTHER)
+OP = Record("ops[]", {
+    "op": Field("str", required=True, nonempty=True, test=_namespaced, doc="the op's qualified name, e.g. aten::addmm"),
+    "calls": Field("int", minimum=0, default=1, doc="how many times it ran"),
+    "level": Field("str", choices=LEVELS, default="kernel",
+                   doc="kernel: it reached backend dispatch on CPU; composite: a CompositeImplicit op seen before "
+                       "PyTorch decomposed it (its children name it in `within`)"),
+    "contexts": Field("list", item=Field("record", record=CONTEXT), doc="the call chains it ran in; default: one, top level"),
+    "dtypes": Field("list", item=Field("list", item=Field("str")), doc="the dtype signatures it ran with"),
+    "shapes": Field("list", doc="the input shapes it ran with (one list per call signature)"),
+    "phases": Field("list", item=Field("str"), doc="forward, backward, optimizer"),
+    "dispatch": Field("list", item=Field("str"), doc="the dispatch keys that had a kernel in the recording PyTorch"),
+    "first": Field("int", minimum=0, doc="position of the op's first call in the run (replay follows that order)"),
+}, doc="One op the model ran.", extra=_OTHER)
+MANIFEST = Record("op manifest", {
+    "schema": Field("int", required=True, choices=(SCHEMA,), doc="the format's version"),
+    "kind": Field("str", doc=f"`{KIND}`"),
+    "tool": Field("map", doc="the tool that wrote it: name, version"),
+    "recorded": Field("map", doc="how it was recorded: torch, python, mode, command, complete, error, seconds"),
+    "ops": Field("list", required=True, item=Field("any", options=(
+        Field("str", test=_namespaced, doc="a bare op name (hand-written manifests): one call"),
+        Field("record", record=OP))), doc="the ops, one entry each"),
+}, doc="An op manifest (JSON), written by `ascend-doctor opcheck record`: which ops a model ran, recorded on CPU.",
+    extra=_OTHER)
 
 
 def from_json(doc: Any, where: str = "manifest") -> Manifest:
@@ -141,77 +175,35 @@ def from_json(doc: Any, where: str = "manifest") -> Manifest:
         raise _fail(where, "not an op manifest (no 'schema'/'ops'; record one with `ascend-doctor opcheck record`)")
     if doc["schema"] != SCHEMA:
         raise _fail(where, f"manifest schema {doc['schema']!r} is not supported (this ascend-doctor reads schema {SCHEMA})")
-    if not isinstance(doc["ops"], list):
-        raise _fail(where, "'ops' must be a list")
+    check(doc, MANIFEST, where, error=ManifestError)
     entries: List[OpEntry] = []
     seen = set()
     for i, raw in enumerate(doc["ops"]):
-        at = f"{where}: ops[{i}]"
         if isinstance(raw, str):  # a bare op name is accepted for hand-written manifests
-            raw = {"op": raw, "calls": 1}
-        if not isinstance(raw, dict) or not isinstance(raw.get("op"), str) or not raw["op"].strip():
-            raise ManifestError(f"{at}: needs an 'op' name")
+            raw = {"op": raw}
         op = raw["op"].strip()
-        if "::" not in op:
-            raise ManifestError(f"{at}: op {op!r} needs a namespace, e.g. 'aten::{op}'")
         if op in seen:
-            raise ManifestError(f"{at}: op {op!r} listed twice")
+            raise problem(where, f"ops[{i}].op", f"op {op!r} listed twice", ManifestError)
         seen.add(op)
-        calls = raw.get("calls", 1)
-        if not isinstance(calls, int) or isinstance(calls, bool) or calls < 0:
-            raise ManifestError(f"{at}: 'calls' must be a non-negative integer")
-        level = raw.get("level", "kernel")
-        if not isinstance(level, str) or level not in LEVELS:
-            raise ManifestError(f"{at}: 'level' must be one of {', '.join(LEVELS)}")
-        contexts: List[OpContext] = []
-        raw_contexts = raw.get("contexts") or []
-        if not isinstance(raw_contexts, list):
-            raise ManifestError(f"{at}: 'contexts' must be a list")
-        for j, c in enumerate(raw_contexts):
-            if not isinstance(c, dict):
-                raise ManifestError(f"{at}.contexts[{j}]: expected an object")
-            within = tuple(_str_list(c.get("within", []), f"{at}.contexts[{j}].within"))
-            n = c.get("calls", 1)
-            if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-                raise ManifestError(f"{at}.contexts[{j}]: 'calls' must be a non-negative integer")
-            contexts.append(OpContext(within, n))
-        if not contexts:
-            contexts = [OpContext((), calls)]
-        dtypes = raw.get("dtypes", [])
-        if not isinstance(dtypes, list) or not all(isinstance(s, list) and all(isinstance(d, str) for d in s) for s in dtypes):
-            raise ManifestError(f"{at}: 'dtypes' must be a list of lists of dtype names")
-        shapes = raw.get("shapes", [])
-        if not isinstance(shapes, list):
-            raise ManifestError(f"{at}: 'shapes' must be a list")
-        dispatch = raw.get("dispatch")
-        if dispatch is not None:
-            dispatch = _str_list(dispatch, f"{at}.dispatch")
-        first = raw.get("first")
-        if first is not None and (not isinstance(first, int) or isinstance(first, bool) or first < 0):
-            raise ManifestError(f"{at}: 'first' must be a non-negative integer")
+        calls = OP.get(raw, "calls")
+        contexts = [OpContext(tuple(c.get("within") or ()), CONTEXT.get(c, "calls")) for c in raw.get("contexts") or ()]
         entries.append(
             OpEntry(
                 op=op,
                 calls=calls,
-                level=level,
-                contexts=contexts,
-                dtypes=[list(s) for s in dtypes],
-                shapes=list(shapes),
-                phases=_str_list(raw.get("phases", []), f"{at}.phases"),
-                dispatch=dispatch,
-                first=first,
+                level=OP.get(raw, "level"),
+                contexts=contexts or [OpContext((), calls)],
+                dtypes=[list(s) for s in raw.get("dtypes") or ()],
+                shapes=list(raw.get("shapes") or ()),
+                phases=list(raw.get("phases") or ()),
+                dispatch=list(raw["dispatch"]) if raw.get("dispatch") is not None else None,
+                first=raw.get("first"),
             )
         )
-    recorded = doc.get("recorded") or {}
-    if not isinstance(recorded, dict):
-        raise _fail(where, "'recorded' must be an object")
-    tool = doc.get("tool") or {}
-    return Manifest(ops=entries, recorded=recorded, tool=tool if isinstance(tool, dict) else {})
+    return Manifest(ops=entries, recorded=doc.get("recorded") or {}, tool=doc.get("tool") or {})
 
 
 def load(path: Union[str, Path]) -> Manifest:
-    from ..openable import open_for_reading
-
     p = Path(path)
     if p.is_dir():
         raise ManifestError(f"{p}: is a directory, expected an op manifest (JSON)")
@@ -224,7 +216,6 @@ def load(path: Union[str, Path]) -> Manifest:
         raise ManifestError(f"{p}: is a directory, expected an op manifest (JSON)") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ManifestError(f"{p}: cannot read: {exc}") from None
-    from ..inputs import InputError, load_json
 
     try:
         doc = load_json(text, what=str(p))

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional
 
 from ascend_doctor.opcheck.manifest import Manifest
+from compat_matrix.versions import parse_version, try_parse_version
 
 
 @dataclass(frozen=True)
@@ -32,12 +33,8 @@ class TorchSkew:
 
 def minor(version: Any) -> Optional[str]:
     """``'2.13.0+cpu'`` -> ``'2.13'``; None when there is no X.Y to read."""
-    if version is None:
-        return None
-    parts = str(version).split("+", 1)[0].strip().split(".")
-    if len(parts) < 2 or not (parts[0].isdigit() and parts[1].isdigit()):
-        return None
-    return "%d.%d" % (int(parts[0]), int(parts[1]))
+    v = None if version is None else try_parse_version(version, "torch")
+    return None if v is None else "%d.%d" % v.series
 
 
 def _table_minor() -> Optional[str]:
@@ -62,7 +59,7 @@ def torch_skew(manifest: Manifest, source: Mapping[str, Any], target: Mapping[st
     differ = [(side, v) for side, v in (("--from", src), ("--to", dst)) if v and judged_with and v != judged_with]
     if not differ:
         return None
-    olds = sorted({v for _, v in differ}, key=lambda t: tuple(int(x) for x in t.split(".")))
+    olds = sorted({v for _, v in differ}, key=lambda t: parse_version(t, "torch"))
     if len(differ) == 2 and differ[0][1] == differ[1][1]:
         lines = "both lines are built for torch %s" % differ[0][1]
     else:
@@ -91,5 +88,5 @@ def _pin(minor_version: str, source: Mapping[str, Any], target: Mapping[str, Any
     for side in (source, target):
         wheel = str(side.get("wheel") or "")
         if minor(wheel) == minor_version:
-            return ".".join(wheel.split("+", 1)[0].split(".")[:3])
+            return parse_version(wheel, "torch_npu").base.text
     return minor_version + ".*"

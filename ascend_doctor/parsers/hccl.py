@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from re import Match, Pattern
+from typing import Callable, Dict, List, Optional, Tuple
+
 from ..inputs import int_or_none as num
 
 _CLUSTER = re.compile(
@@ -84,74 +86,111 @@ def _ident_rank(ident: str) -> Optional[int]:
     return _int(tail) if tail.isdigit() else None
 
 
+def _cluster(text: str, m: Match) -> HcclRecord:
+    return HcclRecord("cluster_exception", text, peer=f"{m.group('ip')}/{m.group('id')}", device=_int(m.group("id")),
+                      status=m.group("type"), info={"ip": m.group("ip"), "discoverer": m.group("disc") or ""})
+
+
+def _crimer(text: str, m: Match) -> HcclRecord:
+    return HcclRecord("crimer", text, rank=_ident_rank(m.group("crimer")), peer=m.group("crimer"), status=m.group("status"),
+                      info={"informer": m.group("informer") or "", "local": m.group("local")})
+
+
+def _detect_pair(text: str, m: Match) -> HcclRecord:
+    return HcclRecord("detect_pair", text, peer=f"{m.group('ds')}/{m.group('dd')}", device=num(m.group("dd")),
+                      info={"src": f"{m.group('ss')}/{m.group('sd')}", "dst": f"{m.group('ds')}/{m.group('dd')}"})
+
+
+def _detect_none(text: str, m: Match) -> HcclRecord:
+    return HcclRecord("detect_none", text)
+
+
+def _detect_head(text: str, m: Match) -> HcclRecord:
+    return HcclRecord("detect_none" if "No abnormal" in text else "detect_head", text)
+
+
+def _agents(text: str, m: Match) -> HcclRecord:
+    return HcclRecord("agents_missing", text, ranks=[int(x) for x in re.findall(r"\d+", m.group("ranks"))])
+
+
+def _local_rank(text: str, m: Match) -> HcclRecord:
+    return HcclRecord("rank_map", text, rank=num(m.group("rank")), device=_int(m.group("dev")),
+                      info={"ip": m.group("ip") or "", "device_kind": "phy"})
+
+
+def _init_root(text: str, m: Match) -> HcclRecord:
+    return HcclRecord("rank_map", text, rank=num(m.group("rank")), device=_int(m.group("dev")), rank_size=num(m.group("n")),
+                      info={"group": m.group("group") or "", "device_kind": "logic"})
+
+
+def _timeout_env(text: str, m: Match) -> HcclRecord:
+    return HcclRecord("timeout_env", text, seconds=num(m.group("sec")), info={"name": m.group("name")})
+
+
+def _task_failed(text: str, m: Match) -> HcclRecord:
+    rec = HcclRecord("task_failed", text)
+    t = _TAG.search(text)
+    if t:
+        rec.tag = t.group("tag")
+    g = _GROUP_RANK.search(text)
+    if g:
+        rec.rank, rec.rank_size = num(g.group("rank")), num(g.group("size"))
+    o = _OPDATA.search(text)
+    if o:
+        rec.device, rec.op_index, rec.op_count = num(o.group("dev")), num(o.group("index")), num(o.group("count"))
+    return rec
+
+
+def _transport(text: str, m: Match) -> HcclRecord:
+    t = _TAG.search(text)
+    return HcclRecord("transport", text, rank=num(m.group("remote")), tag=t.group("tag") if t else None,
+                      info={"local": m.group("local")})
+
+
+def _remote(text: str, m: Match) -> HcclRecord:
+    t = _TAG.search(text)
+    rec = HcclRecord("remote_rank", text, rank=_int(m.group("r")), peer=m.group("r"), tag=t.group("tag") if t else None)
+    g = _GROUP_RANK.search(text)
+    if g:
+        rec.rank_size = num(g.group("size"))
+        rec.info["own_rank"] = g.group("rank")
+    return rec
+
+
+@dataclass(frozen=True)
+class LineKind:
+    """One kind of HCCL line: a literal that must occur (a cheap test before the regex), optionally
+    one of some further literals, the regex, and the builder of the record from the match."""
+
+    name: str
+    literal: str
+    regex: Pattern
+    build: Callable[[str, Match], HcclRecord]
+    any_of: Tuple[str, ...] = ()
+
+
+# Tried in this order; the first kind whose literals occur and whose regex matches gives the record.
+LINE_KINDS: Tuple[LineKind, ...] = (
+    LineKind("cluster_exception", "Cluster Exception Location", _CLUSTER, _cluster),
+    LineKind("crimer", "crimer rank", _CRIMER, _crimer),
+    LineKind("detect_pair", "fails to connect to dstRank", _DETECT_PAIR, _detect_pair),
+    LineKind("detect_none", "No abnormal periods", _NO_ABNORMAL, _detect_none),
+    LineKind("detect_head", "DETECT", _DETECT_HEAD, _detect_head),
+    LineKind("agents_missing", "Failed to connect agent", _AGENTS, _agents),
+    LineKind("rank_map", "LocalRank Key Info", _LOCAL_RANK, _local_rank),
+    LineKind("rank_map", "Entry-HcclCommInitRootInfo", _INIT_ROOT, _init_root),
+    LineKind("timeout_env", "_TIMEOUT set by", _TIMEOUT_ENV, _timeout_env),
+    LineKind("task_failed", "Task run failed", _TASK_FAILED, _task_failed, ("base information", "groupRank", "opData")),
+    LineKind("transport", "createLink para", _TRANSPORT, _transport),
+    LineKind("remote_rank", "remote rank", _REMOTE, _remote),
+)
+
+
 def parse_hccl_line(text: str) -> Optional[HcclRecord]:
     """The HCCL record in one line, or None. Cheap substring tests gate every regex."""
-    if "Cluster Exception Location" in text:
-        m = _CLUSTER.search(text)
-        if m:
-            return HcclRecord("cluster_exception", text.strip(), peer=f"{m.group('ip')}/{m.group('id')}",
-                              device=_int(m.group("id")), status=m.group("type"),
-                              info={"ip": m.group("ip"), "discoverer": m.group("disc") or ""})
-    if "crimer rank" in text:
-        m = _CRIMER.search(text)
-        if m:
-            return HcclRecord("crimer", text.strip(), rank=_ident_rank(m.group("crimer")), peer=m.group("crimer"),
-                              status=m.group("status"), info={"informer": m.group("informer") or "", "local": m.group("local")})
-    if "fails to connect to dstRank" in text:
-        m = _DETECT_PAIR.search(text)
-        if m:
-            return HcclRecord("detect_pair", text.strip(), peer=f"{m.group('ds')}/{m.group('dd')}", device=num(m.group("dd")),
-                              info={"src": f"{m.group('ss')}/{m.group('sd')}", "dst": f"{m.group('ds')}/{m.group('dd')}"})
-    if "No abnormal periods" in text and _NO_ABNORMAL.search(text):
-        return HcclRecord("detect_none", text.strip())
-    if "DETECT" in text and _DETECT_HEAD.search(text):
-        return HcclRecord("detect_none" if "No abnormal" in text else "detect_head", text.strip())
-    if "Failed to connect agent" in text:
-        m = _AGENTS.search(text)
-        if m:
-            ranks = [int(x) for x in re.findall(r"\d+", m.group("ranks"))]
-            return HcclRecord("agents_missing", text.strip(), ranks=ranks)
-    if "LocalRank Key Info" in text:
-        m = _LOCAL_RANK.search(text)
-        if m:
-            return HcclRecord("rank_map", text.strip(), rank=num(m.group("rank")), device=_int(m.group("dev")),
-                              info={"ip": m.group("ip") or "", "device_kind": "phy"})
-    if "Entry-HcclCommInitRootInfo" in text:
-        m = _INIT_ROOT.search(text)
-        if m:
-            return HcclRecord("rank_map", text.strip(), rank=num(m.group("rank")), device=_int(m.group("dev")),
-                              rank_size=num(m.group("n")), info={"group": m.group("group") or "", "device_kind": "logic"})
-    if "_TIMEOUT set by" in text:
-        m = _TIMEOUT_ENV.search(text)
-        if m:
-            return HcclRecord("timeout_env", text.strip(), seconds=num(m.group("sec")), info={"name": m.group("name")})
-    if "Task run failed" in text and ("base information" in text or "groupRank" in text or "opData" in text):
-        rec = HcclRecord("task_failed", text.strip())
-        t = _TAG.search(text)
-        if t:
-            rec.tag = t.group("tag")
-        g = _GROUP_RANK.search(text)
-        if g:
-            rec.rank, rec.rank_size = num(g.group("rank")), num(g.group("size"))
-        o = _OPDATA.search(text)
-        if o:
-            rec.device, rec.op_index, rec.op_count = num(o.group("dev")), num(o.group("index")), num(o.group("count"))
-        return rec
-    if "createLink para" in text:
-        m = _TRANSPORT.search(text)
-        if m:
-            t = _TAG.search(text)
-            return HcclRecord("transport", text.strip(), rank=num(m.group("remote")), tag=t.group("tag") if t else None,
-                              info={"local": m.group("local")})
-    if "remote rank" in text:
-        m = _REMOTE.search(text)
-        if m:
-            t = _TAG.search(text)
-            g = _GROUP_RANK.search(text)
-            rec = HcclRecord("remote_rank", text.strip(), rank=_int(m.group("r")), peer=m.group("r"),
-                             tag=t.group("tag") if t else None)
-            if g:
-                rec.rank_size = num(g.group("size"))
-                rec.info["own_rank"] = g.group("rank")
-            return rec
+    for kind in LINE_KINDS:
+        if kind.literal in text and (not kind.any_of or any(w in text for w in kind.any_of)):
+            m = kind.regex.search(text)
+            if m:
+                return kind.build(text.strip(), m)
     return None

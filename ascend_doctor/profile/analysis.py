@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import os
 import statistics
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import facts
 from .device import AICORE_CORES, DeviceAcc, shape_elements
 from .discover import Run, discover
-from .readers import (comm_ops, read_cluster_step, read_kernels, read_opstat, read_step_trace, read_task_time,
-                      read_timeline, run_info)
-from .stream import FormatError, load_small_json
+from .readers import (
+    comm_ops,
+    read_cluster_step,
+    read_kernels,
+    read_opstat,
+    read_step_trace,
+    read_task_time,
+    read_timeline,
+    run_info,
+)
+from .stream import FormatError, col, csv_rows, load_small_json
 
 TOP_OPS = 10
 
@@ -125,8 +134,6 @@ def _read_run(job: Job, run: Run) -> None:
 def _peek_device(run: Run) -> Optional[int]:
     """The device of a run whose kernel table has no Device_id column (torch_npu Level0/1):
     the first Device_id of its step trace or op statistic, else None."""
-    from .stream import col, csv_rows
-
     for kind in ("step_trace", "opstat", "kernels"):
         for path in run.of(kind)[:1]:
             try:
@@ -275,30 +282,51 @@ def _where(acc: DeviceAcc) -> str:
     return f"rank {acc.rank}" if acc.rank is not None else f"device {acc.device}"
 
 
+@dataclass
+class _DeviceView:
+    """What the device rules read: the accumulator, its summary, and what several rules share."""
+
+    acc: DeviceAcc
+    doc: Dict[str, Any]
+    where: str
+    span: float
+    busy: Optional[float]
+    seqs: List[Tuple[float, Tuple[int, ...], float, float]]  # (wall, kernel ids, repeats, busy), longest first
+    alloc: Any  # host allocation calls: [count, us], or None
+    compiles: Any  # operator compilations: [count, us], or None
+
+    def seq_text(self, seq: Tuple[float, Tuple[int, ...], float, float]) -> str:
+        wall, ids, count, kbusy = seq
+        names = [self.acc.labels[i][0] for i in ids]
+        shown = " > ".join(names if len(names) <= 6 else names[:6] + [f"... ({len(names)} kernels)"])
+        return f"the kernel sequence {shown} repeats {int(count)}x and keeps the device busy only {100 * kbusy / wall:.0f}% of its wall time"
+
+
 def device_findings(acc: DeviceAcc, doc: Dict[str, Any]) -> List[Dict[str, Any]]:
-    out: List[Dict[str, Any]] = []
-    where = _where(acc)
+    """The findings of one device, rule by rule (dispatch, copy, fusion, dynamic shapes, slow path)."""
     span = doc["span_us"] or 0.0
-    busy = doc["busy_pct"]
-    starved = acc.busy.starved
-    n = acc.compute_count
     # repeated kernel sequences that keep the device busy < 40 % of their wall time
     seqs = []
     for ids, (count, wall, kbusy) in acc.windows.items():
         if count > facts.SEQUENCE_REPEATS and span > 0 and wall / span > facts.SEQUENCE_SPAN_SHARE:
             seqs.append((wall, ids, count, kbusy))
     seqs.sort(key=lambda s: (-s[0], -len(s[1])))
+    view = _DeviceView(acc=acc, doc=doc, where=_where(acc), span=span, busy=doc["busy_pct"], seqs=seqs,
+                       alloc=acc.host.get("alloc"), compiles=acc.host.get("compile"))
+    out: List[Dict[str, Any]] = []
+    for rule in _DEVICE_RULES:
+        out.extend(rule(view, out))
+    return out
 
-    def seq_text(seq: Tuple[float, Tuple[int, ...], float, float]) -> str:
-        wall, ids, count, kbusy = seq
-        names = [acc.labels[i][0] for i in ids]
-        shown = " > ".join(names if len(names) <= 6 else names[:6] + [f"... ({len(names)} kernels)"])
-        return f"the kernel sequence {shown} repeats {int(count)}x and keeps the device busy only {100 * kbusy / wall:.0f}% of its wall time"
 
-    # --- dispatch: the host does not feed the device (idle time that copies, compiles and
-    # allocations do not explain: those have findings of their own)
-    alloc = acc.host.get("alloc")
-    compiles = acc.host.get("compile")
+def _rule_dispatch_host_bound(d: _DeviceView, prior: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Dispatch: the host does not feed the device (idle time that copies, compiles and
+    allocations do not explain: those have findings of their own)."""
+    acc, doc, where, span = d.acc, d.doc, d.where, d.span
+    busy, seqs, alloc, compiles, seq_text = d.busy, d.seqs, d.alloc, d.compiles, d.seq_text
+    out: List[Dict[str, Any]] = []
+    starved = acc.busy.starved
+    n = acc.compute_count
     if busy is not None and n >= 20:
         active = 100.0 * acc.active_total() / span if span else busy
         idle_us = span * (100.0 - active) / 100.0
@@ -326,7 +354,13 @@ def device_findings(acc: DeviceAcc, doc: Dict[str, Any]) -> List[Dict[str, Any]]
                 "moves more dispatch work off the Python thread), graph mode (torchair / aclgraph) for static parts.",
                 max(idle_us - explained, 0.1 * idle_us), where,
                 ["unset ASCEND_LAUNCH_BLOCKING", "export TASK_QUEUE_ENABLE=2"]))
-    # --- dispatch: allocation calls on the host between kernels (jitter)
+    return out
+
+
+def _rule_dispatch_allocation(d: _DeviceView, prior: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Dispatch: allocation calls on the host between kernels (jitter)."""
+    doc, where, alloc = d.doc, d.where, d.alloc
+    out: List[Dict[str, Any]] = []
     if alloc and alloc[1] >= facts.ALLOC_TOTAL_US:
         out.append(_finding(
             "dispatch.allocation", "dispatch",
@@ -337,7 +371,13 @@ def device_findings(acc: DeviceAcc, doc: Dict[str, Any]) -> List[Dict[str, Any]]
             "because shapes vary): drop empty_cache() from the loop, keep shapes stable, reserve the memory once "
             "(expandable segments, or warm-up steps with the largest shapes).",
             alloc[1], where, ["export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True"]))
-    # --- copy
+    return out
+
+
+def _rule_copy(d: _DeviceView, prior: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Copy: host<->device copies take a large share of the time."""
+    acc, doc, where, span, busy = d.acc, d.doc, d.where, d.span, d.busy
+    out: List[Dict[str, Any]] = []
     copy = doc["copy_pct"]
     if copy is not None and copy >= facts.COPY_PCT:
         copy_us = acc.copy.total if acc.copy.fed else acc.host.get("copy_api", [0, 0.0])[1]
@@ -350,7 +390,13 @@ def device_findings(acc: DeviceAcc, doc: Dict[str, Any]) -> List[Dict[str, Any]]
             "transfers into one, use pinned host memory with non_blocking=True, and take results back to the host only "
             "when needed (no per-step .item()/.cpu()).",
             copy_us, where))
-    # --- fusion: known op sequences
+    return out
+
+
+def _rule_fusion_patterns(d: _DeviceView, prior: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Fusion: known op sequences."""
+    acc, where = d.acc, d.where
+    out: List[Dict[str, Any]] = []
     for pattern, fused in facts.FUSION_PATTERNS:
         hit = acc.patterns.get(pattern)
         if hit:
@@ -360,7 +406,13 @@ def device_findings(acc: DeviceAcc, doc: Dict[str, Any]) -> List[Dict[str, Any]]
                 f"kernel sequence {list(pattern)} seen {hit[0]} times (source of the pattern: {facts.FUSION_SOURCE})",
                 f"Call the fused op ({fused}) in the model code, or enable the graph fusion pass that produces it.",
                 hit[1] * (1.0 - 1.0 / len(pattern)), where))
-    # --- fusion: unfused optimizer
+    return out
+
+
+def _rule_fusion_optimizer(d: _DeviceView, prior: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Fusion: unfused optimizer."""
+    acc, where = d.acc, d.where
+    out: List[Dict[str, Any]] = []
     for opt, count in sorted(acc.optimizers.items()):
         fused = facts.FUSED_OPTIMIZERS.get(opt)
         if fused:
@@ -370,9 +422,15 @@ def device_findings(acc: DeviceAcc, doc: Dict[str, Any]) -> List[Dict[str, Any]]
                 f"Optimizer.step#{opt}.step on the host timeline {count}x (source: {facts.OPTIMIZER_SOURCE})",
                 f"Replace torch.optim.{opt} with {fused} (same arguments).",
                 0.0, where))
-    # --- fusion: host-bound repeated sequences (when the device as a whole is not host-bound:
-    # then the dispatch finding says it and names the sequence)
-    dispatch_fired = any(f["id"] == "dispatch.host_bound" for f in out)
+    return out
+
+
+def _rule_fusion_sequences(d: _DeviceView, prior: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Fusion: host-bound repeated sequences (when the device as a whole is not host-bound:
+    then the dispatch finding says it and names the sequence)."""
+    acc, where, seqs, seq_text = d.acc, d.where, d.seqs, d.seq_text
+    out: List[Dict[str, Any]] = []
+    dispatch_fired = any(f["id"] == "dispatch.host_bound" for f in prior)
     if seqs and not dispatch_fired:
         wall, ids, count, kbusy = seqs[0]
         out.append(_finding(
@@ -392,7 +450,13 @@ def device_findings(acc: DeviceAcc, doc: Dict[str, Any]) -> List[Dict[str, Any]]
             "Long runs of tiny element-wise kernels are what graph fusion removes: use the fused torch_npu ops for the "
             "pattern, or graph mode (torchair) for this part of the model.",
             acc.small_time, where))
-    # --- dynamic shapes
+    return out
+
+
+def _rule_dynamic_shapes(d: _DeviceView, prior: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Dynamic shapes: ops with many input shapes, only dynamic-shape kernels, or a storm of compilations."""
+    acc, doc, where, compiles = d.acc, d.doc, d.where, d.compiles
+    out: List[Dict[str, Any]] = []
     dyn = doc["dynamic_shape_ops"]
     if dyn:
         worst = dyn[0]
@@ -423,7 +487,13 @@ def device_findings(acc: DeviceAcc, doc: Dict[str, Any]) -> List[Dict[str, Any]]
             "New shapes are being compiled inside the step: pad to fixed buckets and use binary kernels "
             "(torch_npu.npu.set_compile_mode(jit_compile=False)).",
             compiles[1], where))
-    # --- slow path
+    return out
+
+
+def _rule_slow_path(d: _DeviceView, prior: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Slow path: ops on the AI CPU, or far slower than their peers."""
+    doc, where = d.doc, d.where
+    out: List[Dict[str, Any]] = []
     for op in doc["slow_path_ops"]:
         out.append(_finding(
             "slow_path.aicpu" if op["core"] == "AI_CPU" else "slow_path.outlier", "slow_path",
@@ -434,6 +504,18 @@ def device_findings(acc: DeviceAcc, doc: Dict[str, Any]) -> List[Dict[str, Any]]
             "with `ascend-doctor profile compare OLD NEW`.",
             op["total_us"], where))
     return out
+
+
+_DEVICE_RULES: Tuple[Callable[[_DeviceView, List[Dict[str, Any]]], List[Dict[str, Any]]], ...] = (
+    _rule_dispatch_host_bound,
+    _rule_dispatch_allocation,
+    _rule_copy,
+    _rule_fusion_patterns,
+    _rule_fusion_optimizer,
+    _rule_fusion_sequences,
+    _rule_dynamic_shapes,
+    _rule_slow_path,
+)
 
 
 def comm_findings(job: Job) -> List[Dict[str, Any]]:

@@ -44,6 +44,7 @@ PLOG_NEEDLES = ERROR_NEEDLES + (b"crimer rank", b"LocalRank Key Info", b"Entry-H
                                  RESTART_MARK.encode())
 # stderr warnings worth a look in console captures scanned as plog (never in plog files themselves)
 CONSOLE_NEEDLES = (b"CAUTION: The operator",)
+EVENT_NEEDLES = (b"[EVENT]",)
 _MERGE_GAP = 3  # console records this many lines apart or closer belong together
 _MAX_EVIDENCE = 12
 _DEVICE = re.compile(r"(?:device_id=|deviceId[=\[]|device is |devid=|Device:|device id: |NPU )(\d+)")
@@ -121,6 +122,8 @@ def extract(source: Source, stream: BinaryIO, counter: Counter, plog_mode: bool,
     the generic shape of an error, become events of their own: no error line goes unread."""
     if plog_mode:
         needles = ERROR_NEEDLES if source.log_class in ("debug", "security") else PLOG_NEEDLES
+        if source.kind_hint == "device" or source.log_class not in ("debug", "security"):
+            needles = needles + EVENT_NEEDLES  # device-side daemons report faults as EVENT lines
         if _is_capture(source):
             needles = needles + CONSOLE_NEEDLES
         yield from _plog_events(source, scan_candidates(stream, counter, needles), claim)
@@ -129,13 +132,15 @@ def extract(source: Source, stream: BinaryIO, counter: Counter, plog_mode: bool,
 
 
 # ------------------------------------------------------------------ plog files
-def plog_event(source: Source, lineno: int, text: str, rec: PlogLine) -> Optional[Event]:
+def plog_event(source: Source, lineno: int, text: str, rec: PlogLine, claim: Optional[Claim] = None) -> Optional[Event]:
     if rec.level != "ERROR" and RESTART_MARK in rec.body:
         pid = source.pid if source.kind_hint == "device" and source.pid is not None else rec.pid
         return Event(kind="marker", text=rec.body.strip(), file=source.display, line=lineno, origin=source.origin,
                      ts=rec.ts, pid=pid, level=rec.level, end_line=lineno)
     hrec = parse_hccl_line(rec.body) if rec.module in ("HCCL", "HCCP") or "rank" in rec.body else None
-    if rec.level != "ERROR" and hrec is None:
+    # of the device's event stream (EVENT level) only what the knowledge base knows is a failure record
+    known_event = rec.level == "EVENT" and claim is not None and claim(rec.body)
+    if rec.level != "ERROR" and hrec is None and not known_event:
         return None
     # device logs carry the host process's pid in their file name; the line's pid is the device side's
     pid = source.pid if source.kind_hint == "device" and source.pid is not None else rec.pid
@@ -144,7 +149,7 @@ def plog_event(source: Source, lineno: int, text: str, rec: PlogLine) -> Optiona
     if hrec is not None and hrec.device is not None and hrec.kind == "task_failed":
         device = hrec.device
     ev = Event(
-        kind="plog" if rec.level == "ERROR" else "hccl",
+        kind="plog" if rec.level == "ERROR" or known_event else "hccl",
         text=text[rec.prefix_end:].strip(),
         file=source.display, line=lineno, origin=source.origin, ts=rec.ts, pid=pid, device=device,
         module=rec.module, level=rec.level, codes=find_codes(rec.body), end_line=lineno,
@@ -175,7 +180,7 @@ def _plog_events(source: Source, lines: Iterator[Tuple[int, bytes]], claim: Opti
                 if ev is not None:
                     yield _finish(ev)
             continue
-        ev = plog_event(source, lineno, text, rec)
+        ev = plog_event(source, lineno, text, rec, claim)
         if ev is not None:
             yield ev
 
@@ -360,14 +365,15 @@ def _line_event(source: Source, lineno: int, text: str, ppid: Optional[int], pra
     if "[" in text and "):" in text:
         rec = parse_plog_line(text)
         if rec is not None:
-            ev = plog_event(source, lineno, text, rec)
+            ev = plog_event(source, lineno, text, rec, claim)
             if ev is not None:
                 ev.worker_pid = ppid
                 ev.rank = ev.rank if ev.rank is not None else prank
                 ev.worker = worker
             return ev
     tn: Optional[TorchNpuRecord] = parse_torch_npu_line(text)
-    oom = parse_oom(text) if "out of memory" in text else None
+    # the message is often pasted from "Tried to allocate" on, without its head
+    oom = parse_oom(text) if ("out of memory" in text or "Tried to allocate" in text) else None
     hrec = parse_hccl_line(text) if ("rank" in text or "Cluster Exception" in text) else None
     smi = ("dcmi module" in text or "npu-smi" in text) and "ret is" in text
     if tn is None and oom is None and hrec is None and not smi:

@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
+from .. import kb as kb_module
+from ..kb.codes import kb_key
 from ..model import CATEGORIES
 from ..parsers.oom_text import classify as classify_oom
 from .events import Event
@@ -87,8 +89,6 @@ class Knowledge:
 
     def __init__(self, kb: Any = None) -> None:
         if kb is None:
-            from .. import kb as kb_module
-
             kb = kb_module.load()
         self.kb = kb
         self._cache: Dict[str, Verdict] = {}
@@ -111,49 +111,63 @@ class Knowledge:
         return bool(self.kb.mentions(text))
 
     def _resolve(self, ev: Event) -> Verdict:
-        from ..kb.codes import kb_key
+        failures, context = self._matches(ev)
+        if not failures:
+            if context:
+                m = next((c for c in context if c.entry.attach is not None), context[0])
+                return _verdict(m.entry, "context", 0, m.captures, "high", None)
+            return unrecognised()
+        role, best = _role(failures, ev)
+        same = [m for m in failures if m.entry.category == best.entry.category]
+        weight = max((m.entry.triage_weight for m in same if _KB_ROLE.get(m.entry.role) == role or role == "advisory"),
+                     default=best.entry.triage_weight)
+        weight += max(0, best.entry.priority)
+        confidence, runner = _confidence(best, failures)
+        headline = next((m.entry.headline for m in failures if m.entry.headline and m.entry.category == best.entry.category), "")
+        return _verdict(best.entry, role, weight, best.captures, confidence, runner, headline)
 
+    def _matches(self, ev: Event) -> Tuple[List[Any], List[Any]]:
+        """(the KB matches that are failures, best first; those that are context lines)."""
         codes = [k for k in (kb_key(c) for c in ev.codes) if k]
         text = ev.match_text
         if len(text) > 2 * _MATCH_WINDOW:  # a 64 KB line: what it says is near its ends, and regex cost is per character
             text = text[:_MATCH_WINDOW] + "\n" + text[-_MATCH_WINDOW:]
         matches = self.kb.match(text, codes=codes, module=ev.module)
         failures = [m for m in matches if _KB_ROLE.get(m.entry.role) != "context"]
-        if not failures:
-            context = [m for m in matches if _KB_ROLE.get(m.entry.role) == "context"]
-            if context:
-                m = next((c for c in context if c.entry.attach is not None), context[0])
-                return _verdict(m.entry, "context", 0, m.captures, "high", None)
-            return unrecognised()
-        best = failures[0]
-        role = _KB_ROLE.get(best.entry.role, "root")
-        if any(m.entry.role == "advisory" for m in failures):
-            role = "advisory"  # the line is a warning the job survived, whatever else it names
-        elif role == "root" and _NAMES_PEER.search(ev.match_text) and any(m.entry.role == "symptom" for m in failures):
-            # a rank that timed out, quoting HCCL's verdict on another rank: the cause is there, and
-            # this rank's own story is its wait
-            role = "symptom"
-            best = next(m for m in failures if m.entry.role == "symptom")
-        same = [m for m in failures if m.entry.category == best.entry.category]
-        weight = max((m.entry.triage_weight for m in same if _KB_ROLE.get(m.entry.role) == role or role == "advisory"),
-                     default=best.entry.triage_weight)
-        weight += max(0, best.entry.priority)
-        other = next((m for m in failures[1:] if m.entry.category != best.entry.category), None)
-        if best.score >= _SPECIFIC_SCORE:
-            confidence = "medium" if other is not None and best.score - other.score < _CLOSE else "high"
-        else:
-            confidence = "low" if best.score <= 3.5 or (other is not None and best.score - other.score < _CLOSE) else "medium"
-        runner = None
-        if other is not None and best.score - other.score < 4.0:
-            runner = {"kb": other.entry.id, "category": other.entry.category, "title": other.entry.title}
-        headline = next((m.entry.headline for m in failures if m.entry.headline and m.entry.category == best.entry.category), "")
-        return _verdict(best.entry, role, weight, best.captures, confidence, runner, headline)
+        return failures, [m for m in matches if _KB_ROLE.get(m.entry.role) == "context"]
 
     def explains(self, cause_id: Optional[str], effect_id: Optional[str]) -> bool:
         """True when the KB has a causal path from one entry to the other."""
         if not cause_id or not effect_id or cause_id == effect_id:
             return False
         return bool(self.kb.explains(cause_id, effect_id))
+
+
+def _role(failures: List[Any], ev: Event) -> Tuple[str, Any]:
+    """The line's role in the story and the match that speaks for it."""
+    best = failures[0]
+    role = _KB_ROLE.get(best.entry.role, "root")
+    if any(m.entry.role == "advisory" for m in failures):
+        return "advisory", best  # the line is a warning the job survived, whatever else it names
+    if role == "root" and _NAMES_PEER.search(ev.match_text) and any(m.entry.role == "symptom" for m in failures):
+        # a rank that timed out, quoting HCCL's verdict on another rank: the cause is there, and
+        # this rank's own story is its wait
+        return "symptom", next(m for m in failures if m.entry.role == "symptom")
+    return role, best
+
+
+def _confidence(best: Any, failures: List[Any]) -> Tuple[str, Optional[Dict[str, str]]]:
+    """How sure the verdict is, and the closest answer of another category when it is close."""
+    other = next((m for m in failures[1:] if m.entry.category != best.entry.category), None)
+    close = other is not None and best.score - other.score < _CLOSE
+    if best.score >= _SPECIFIC_SCORE:
+        confidence = "medium" if close else "high"
+    else:
+        confidence = "low" if best.score <= 3.5 or close else "medium"
+    runner = None
+    if other is not None and best.score - other.score < 4.0:
+        runner = {"kb": other.entry.id, "category": other.entry.category, "title": other.entry.title}
+    return confidence, runner
 
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")

@@ -54,82 +54,128 @@ class JobAnalysis:
         }
 
 
+@dataclass
+class _Evidence:
+    """What the job analysis reads: the incidents by role and by rank, and every HCCL record."""
+
+    incidents: List[Incident]
+    processes: Dict[Tuple[str, int], ProcessInfo]
+    ranks: Set[int]
+    symptoms: List[Incident]
+    causes: List[Incident]
+    records: List[Tuple[Event, HcclRecord]]
+    by_rank: Dict[int, List[Incident]]
+
+
 def analyse(incidents: List[Incident], hccl_events: List[Event], processes: Dict[Tuple[str, int], ProcessInfo]) -> JobAnalysis:
     job = JobAnalysis()
+    ev = _evidence(incidents, hccl_events, processes)
+    job.ranks_seen = sorted(ev.ranks)
+    _note_op_mismatch(job, ev.records)
+    if not (len(ev.ranks) > 1 or ev.symptoms):
+        return job
+    # the methods in the guide's order of evidence; the first that names a rank (or gives up) decides
+    for method in _METHODS:
+        if method(ev, job):
+            break
+    if job.first is not None:
+        for inc in ev.symptoms:
+            if inc is not job.first and inc.caused_by is None:
+                inc.caused_by = job.first
+    if job.first_rank is not None and not job.silent_ranks:
+        job.silent_ranks = sorted(r for r in ev.ranks if r not in ev.by_rank)
+    return job
+
+
+def _evidence(incidents: List[Incident], hccl_events: List[Event], processes: Dict[Tuple[str, int], ProcessInfo]) -> _Evidence:
     ranks: Set[int] = {i.rank for i in incidents if i.rank is not None}
     ranks |= {p.rank for p in processes.values() if p.rank is not None}
-    job.ranks_seen = sorted(ranks)
-    symptoms = [i for i in incidents if i.role == "symptom"]
-    causes = [i for i in incidents if i.role == "root"]
     records = [(ev, rec) for ev in hccl_events for rec in ev.hccl]
     records += [(ev, rec) for inc in incidents for ev in inc.events for rec in ev.hccl]
-    _note_op_mismatch(job, records)
-    multi = len(ranks) > 1 or bool(symptoms)
-    if not multi:
-        return job
-
     by_rank: Dict[int, List[Incident]] = {}
     for inc in incidents:
         if inc.rank is not None:
             by_rank.setdefault(inc.rank, []).append(inc)
+    return _Evidence(incidents=incidents, processes=processes, ranks=ranks,
+                     symptoms=[i for i in incidents if i.role == "symptom"],
+                     causes=[i for i in incidents if i.role == "root"], records=records, by_rank=by_rank)
 
-    # 1. HCCL's own verdict
-    verdict = _hccl_verdict(records, processes)
-    if verdict is not None:
-        rank, text, ev = verdict
-        job.method = "hccl_verdict"
-        job.first_rank = rank
-        job.reason = text
-        job.first = _pick_or_make(by_rank, rank, ev, "HCCL's heartbeat/connection check names this rank", symptoms)
-    # 2. a rank whose failure is not a timeout
-    elif causes and symptoms:
-        first = min(causes, key=lambda i: (i.epoch, -i.verdict.weight))
-        job.method = "first_error"
-        job.first_rank = first.rank
-        job.first = first
-        who = f"rank {first.rank}" if first.rank is not None else f"process {first.pid}"
-        job.reason = f"{who} failed with '{first.verdict.title}' while {len(symptoms)} other process(es) only timed out waiting"
-    elif symptoms and len(ranks) <= 1 and len({i.scope for i in incidents}) <= 1 and not records_name_peer(records):
-        job.method = "incomplete"
-        job.reason = "only a waiting process's logs were given: the rank that failed first is not among the inputs; triage every rank's logs together"
-    elif symptoms:
-        # 3. the peer the waiting ranks name
-        targets = Tally(rec.rank for _, rec in records if rec.kind in ("remote_rank", "transport") and rec.rank is not None)
-        if targets:
-            rank, n = targets.most_common(1)[0]
-            job.method = "remote_rank"
-            job.first_rank = rank
-            job.reason = f"{n} waiting report(s) name rank {rank} as the peer that never arrived"
-            ev = next(ev for ev, rec in records if rec.kind in ("remote_rank", "transport") and rec.rank == rank)
-            job.first = _pick_or_make(by_rank, rank, ev, "the ranks that timed out were waiting for this rank", symptoms)
-        else:
-            silent = sorted(r for r in ranks if r not in by_rank)
-            if silent:
-                # 4. a rank that logged nothing while the others timed out
-                job.method = "silent_rank"
-                job.first_rank = silent[0]
-                job.silent_ranks = silent
-                job.reason = f"rank(s) {', '.join(map(str, silent))} logged no error while the others timed out: hung, exited, or never reached the collective"
-                job.first = _synthetic(symptoms[0], silent[0], job.reason, [])
-            else:
-                # 5. everyone timed out: the earliest one
-                first = min(symptoms, key=lambda i: i.epoch)
-                job.method = "earliest_timeout"
-                job.first_rank = first.rank
-                job.first = first
-                job.reason = "every rank only timed out; this one timed out first"
-                _note_spread(job, symptoms)
-    if job.first is not None:
-        for inc in symptoms:
-            if inc is not job.first and inc.caused_by is None:
-                inc.caused_by = job.first
-    if job.first_rank is not None and not job.silent_ranks:
-        job.silent_ranks = sorted(r for r in ranks if r not in by_rank)
-    return job
+
+def _by_hccl_verdict(ev: _Evidence, job: JobAnalysis) -> bool:
+    """1. HCCL's own verdict lines name the rank."""
+    verdict = _hccl_verdict(ev.records, ev.processes)
+    if verdict is None:
+        return False
+    rank, text, event = verdict
+    job.method, job.first_rank, job.reason = "hccl_verdict", rank, text
+    job.first = _pick_or_make(ev.by_rank, rank, event, "HCCL's heartbeat/connection check names this rank", ev.symptoms)
+    return True
+
+
+def _by_first_error(ev: _Evidence, job: JobAnalysis) -> bool:
+    """2. A rank whose failure is not a timeout, while others only waited."""
+    if not (ev.causes and ev.symptoms):
+        return False
+    first = min(ev.causes, key=lambda i: (i.epoch, -i.verdict.weight))
+    job.method, job.first_rank, job.first = "first_error", first.rank, first
+    who = f"rank {first.rank}" if first.rank is not None else f"process {first.pid}"
+    job.reason = f"{who} failed with '{first.verdict.title}' while {len(ev.symptoms)} other process(es) only timed out waiting"
+    return True
+
+
+def _incomplete(ev: _Evidence, job: JobAnalysis) -> bool:
+    """Only one waiting process's logs, naming no peer: the culprit is not among the inputs."""
+    if not (ev.symptoms and len(ev.ranks) <= 1 and len({i.scope for i in ev.incidents}) <= 1
+            and not records_name_peer(ev.records)):
+        return False
+    job.method = "incomplete"
+    job.reason = "only a waiting process's logs were given: the rank that failed first is not among the inputs; triage every rank's logs together"
+    return True
+
+
+def _by_remote_rank(ev: _Evidence, job: JobAnalysis) -> bool:
+    """3. The peer the waiting ranks name."""
+    if not ev.symptoms:
+        return False
+    targets = Tally(rec.rank for _, rec in ev.records if rec.kind in _PEER_KINDS and rec.rank is not None)
+    if not targets:
+        return False
+    rank, n = targets.most_common(1)[0]
+    job.method, job.first_rank = "remote_rank", rank
+    job.reason = f"{n} waiting report(s) name rank {rank} as the peer that never arrived"
+    event = next(e for e, rec in ev.records if rec.kind in _PEER_KINDS and rec.rank == rank)
+    job.first = _pick_or_make(ev.by_rank, rank, event, "the ranks that timed out were waiting for this rank", ev.symptoms)
+    return True
+
+
+def _by_silent_rank(ev: _Evidence, job: JobAnalysis) -> bool:
+    """4. A rank that logged nothing while the others timed out."""
+    silent = sorted(r for r in ev.ranks if r not in ev.by_rank)
+    if not (ev.symptoms and silent):
+        return False
+    job.method, job.first_rank, job.silent_ranks = "silent_rank", silent[0], silent
+    job.reason = f"rank(s) {', '.join(map(str, silent))} logged no error while the others timed out: hung, exited, or never reached the collective"
+    job.first = _synthetic(ev.symptoms[0], silent[0], job.reason, [])
+    return True
+
+
+def _by_earliest_timeout(ev: _Evidence, job: JobAnalysis) -> bool:
+    """5. Every rank only timed out: the earliest one."""
+    if not ev.symptoms:
+        return False
+    first = min(ev.symptoms, key=lambda i: i.epoch)
+    job.method, job.first_rank, job.first = "earliest_timeout", first.rank, first
+    job.reason = "every rank only timed out; this one timed out first"
+    _note_spread(job, ev.symptoms)
+    return True
+
+
+_METHODS = (_by_hccl_verdict, _by_first_error, _incomplete, _by_remote_rank, _by_silent_rank, _by_earliest_timeout)
+_PEER_KINDS = ("remote_rank", "transport")
 
 
 def records_name_peer(records: List[Tuple[Event, HcclRecord]]) -> bool:
-    return any(rec.kind in ("remote_rank", "transport") and rec.rank is not None for _, rec in records)
+    return any(rec.kind in _PEER_KINDS and rec.rank is not None for _, rec in records)
 
 
 def _hccl_verdict(records: List[Tuple[Event, HcclRecord]], processes: Dict[Tuple[str, int], ProcessInfo]) -> Optional[Tuple[Optional[int], str, Event]]:

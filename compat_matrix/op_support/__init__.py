@@ -4,7 +4,7 @@ Data: one small gzip'd JSON per torch_npu release branch (``data/releases/``), r
 Ascend/op-plugin ``op_plugin_functions.yaml`` at the commit each Ascend/pytorch release
 branch pins, plus torch_npu's own ``npu_native_functions.yaml``; provenance (repo, path,
 commit) per file in ``data/index.json``. Rebuild with ``python -m
-compat_matrix.op_support.regenerate`` (see that module). Nothing here imports torch or
+tools.op_regenerate`` (see that module). Nothing here imports torch or
 ascend_doctor; files are read on first use.
 
 API::

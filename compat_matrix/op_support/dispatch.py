@@ -4,7 +4,7 @@ An op missing from a torch_npu release's list is not automatically unsupported:
 if PyTorch has a Composite kernel for it, that kernel runs on
 the NPU and calls other ops; only an op with backend-only kernels (CPU/CUDA/Meta) and no
 NPU kernel goes to the CPU fallback. The table was made with
-``python -m compat_matrix.op_support.regenerate dispatch`` (see ``how`` in the file) for
+``python -m tools.op_regenerate dispatch`` (see ``how`` in the file) for
 the PyTorch version named in ``torch``; a manifest recorded with torch carries the same
 facts for its own torch version and takes precedence.
 """

@@ -24,6 +24,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from compat_matrix.op_support.store import (Release, index, release_by_branch, releases, wheel_lines, wheel_releases,
                                             wheel_unreadable)
+from compat_matrix.versions import try_parse_version
 
 
 class UnknownVersionError(ValueError):
@@ -93,16 +94,11 @@ _SIMPLE = {"torch_npu": _simple_wheel, "cann": _simple_cann, "torch_npu_release"
 @functools.lru_cache(maxsize=4096)
 def _canon(text: str, kind: str) -> str:
     """One spelling per version, by compat_matrix's version grammar where it parses."""
-    try:
-        from compat_matrix.versions import try_parse_version
-    except ImportError:  # pragma: no cover - the grammar ships in the same package
-        try_parse_version = None
     cleaned = _SIMPLE[kind](text)
-    if try_parse_version is not None:
-        v = try_parse_version(cleaned, kind)
-        if v is not None:
-            v = v.public if kind == "torch_npu" else v
-            return f"{kind}:{v.text}"
+    v = try_parse_version(cleaned, kind)
+    if v is not None:
+        v = v.public if kind == "torch_npu" else v
+        return f"{kind}:{v.text}"
     return f"{kind}:{cleaned}"
 
 
@@ -119,8 +115,9 @@ def _norm_release(text: str) -> str:
 
 
 def _torch_minor(text: str) -> Optional[Tuple[int, int]]:
-    m = re.match(r"^v?(\d+)\.(\d+)", text.strip())
-    return (int(m.group(1)), int(m.group(2))) if m else None
+    """(major, minor) of a torch / wheel version or of a branch, whose name starts with its torch (v2.1.0-6.0.0)."""
+    v = try_parse_version(text.strip().split("-", 1)[0], "torch")
+    return v.series if v is not None else None
 
 
 def _wheel_data(text: str) -> Optional[Release]:
@@ -154,7 +151,7 @@ def known_versions() -> str:
     head = ""
     if lines_w:
         head = (f"any torch_npu build on the package index ({len(wheel_releases())} builds of the lines "
-                f"{', '.join(lines_w)}; `opcheck versions` lists them); ")
+                f"{', '.join(lines_w)}; `ascend-doctor opcheck versions` lists them); ")
     rels = releases()
     lines = []
     for r in rels:

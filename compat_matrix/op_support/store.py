@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
+from compat_matrix.versions import parse_version
+
 DATA_DIR = Path(__file__).resolve().parent / "data"
 INDEX_FILE = DATA_DIR / "index.json"
 SCHEMA = 1
@@ -65,8 +67,7 @@ class Release:
 
     @property
     def torch_tuple(self) -> Tuple[int, int]:
-        major, minor = self.torch.split(".")[:2]
-        return int(major), int(minor)
+        return parse_version(self.torch, "torch").series
 
     @property
     def has_cpu_fallback(self) -> bool:

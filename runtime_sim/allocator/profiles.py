@@ -2,7 +2,7 @@
 
 The data lives in ``data/profiles.yaml`` (each profile names the release branch it
 was read from). ``get_profile`` accepts a profile name ("7.2.0"), a torch_npu
-product version ("7.2.0", "6.0.rc2", "26.0.0.post1"), a release branch
+product version ("7.2.0", "6.0.rc2", "26.0.1"), a release branch
 ("v2.1.0-7.2.0") or "cuda"; product versions between profiles map to the newest
 profile at or below them.
 """
@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
+
+from compat_matrix.versions import Version, try_parse_version
 
 _DATA = Path(__file__).with_name("data") / "profiles.yaml"
 
@@ -117,18 +119,12 @@ def default_profile() -> Profile:
     return _resolved()[_load()["default_profile"]]
 
 
-_BRANCH = re.compile(r"^v?\d+\.\d+(?:\.\d+)?-(?P<product>\d+\.\d+\.(?:\d+|rc\d+))")
-_PRODUCT = re.compile(r"^(?P<major>\d+)\.(?P<minor>\d+)\.(?:(?P<patch>\d+)|rc(?P<rc>\d+))")
+_BRANCH = re.compile(r"^v?\d+\.\d+(?:\.\d+)?-(?P<product>\d+\.\d+\..+)$")
 
 
-def _product_key(version: str) -> Optional[Tuple[int, int, int, int]]:
-    m = _PRODUCT.match(version)
-    if not m:
-        return None
-    if m.group("rc") is not None:
-        # X.Y.rcN sorts before X.Y.0
-        return (int(m.group("major")), int(m.group("minor")), -1, int(m.group("rc")))
-    return (int(m.group("major")), int(m.group("minor")), int(m.group("patch")), 0)
+def _product(version: str) -> Optional[Version]:
+    """A torch_npu product version ('7.2.0', '6.0.rc2', '26.0.1') by the one version grammar."""
+    return try_parse_version(version, "torch_npu_release")
 
 
 def get_profile(version: Optional[str] = None) -> Profile:
@@ -144,7 +140,7 @@ def get_profile(version: Optional[str] = None) -> Profile:
     branch = _BRANCH.match(text)
     if branch:
         text = branch.group("product")
-    wanted = _product_key(text)
+    wanted = _product(text)
     if wanted is None:
         raise UnknownProfileError(
             "unknown allocator profile %r (expected one of: %s, a torch_npu product "
@@ -152,9 +148,9 @@ def get_profile(version: Optional[str] = None) -> Profile:
             % (str(version), ", ".join(profiles))
         )
     best: Optional[Profile] = None
-    best_key: Optional[Tuple[int, int, int, int]] = None
+    best_key: Optional[Version] = None
     for prof in profiles.values():
-        key = _product_key(prof.name)
+        key = _product(prof.name)
         if key is None or key > wanted:
             continue
         if best_key is None or key > best_key:

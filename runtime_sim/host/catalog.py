@@ -9,7 +9,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Dict, List, Optional, Tuple
 
+from compat_matrix.chips import Family, family_from_npu_smi
+
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+
+
+def _family(name: str) -> Family:
+    """The chip family of a name as npu-smi prints it, from compat_matrix's one chips table."""
+    fam = family_from_npu_smi(name)
+    if fam is None:
+        raise ValueError("runtime_sim chips.yaml: %r is not a chip name npu-smi prints (compat_matrix/data/chips.yaml)" % name)
+    return fam
 
 
 @dataclass(frozen=True)
@@ -32,7 +42,12 @@ class Chip:
     @property
     def kernel_dir(self) -> str:
         """Directory name of this chip's kernels under opp/built-in/op_impl/ai_core/tbe/kernel."""
-        return "ascend" + self.family
+        return _family(self.name).kernel_dir or ""
+
+    @property
+    def ops_package(self) -> str:
+        """The chip part of the CANN ops package name (Ascend-cann-<this>-ops)."""
+        return _family(self.name).package or ""
 
     def npu_id(self, card: int) -> int:
         return self.npu_ids[card] if card < len(self.npu_ids) else card
@@ -98,7 +113,7 @@ def host_catalog() -> HostCatalog:
     for name, c in chips_raw.items():
         chips[name] = Chip(
             name=name,
-            family=c["family"],
+            family=_family(name).id,
             dialect=c["dialect"],
             soc=c["soc"],
             chips_per_npu=int(c["chips_per_npu"]),

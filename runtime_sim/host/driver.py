@@ -6,6 +6,8 @@ import json
 import os
 from typing import Dict, List, Optional, Tuple
 
+from compat_matrix.host_rules import first_accepting, parse_ranges
+
 from .npu_smi import SmiChip, SmiProcess, dcmi_failure, render_board, render_info, render_list, render_mapping
 from .plan import HostPlan
 from .tree import Tree
@@ -113,23 +115,14 @@ def firmware_compatibility(plan: HostPlan) -> str:
         return "UNKNOWN"
     drv = plan.driver.get("Version") or ""
     fw = plan.firmware.get("Version") or ""
-    fw_ok = any(_num(lo) <= _num(fw) <= _num(hi) for lo, hi in _pairs(plan.driver.get("compatible_version_fw") or ""))
-    drv_ok = any(drv.lower() == lo.lower() or drv.lower().startswith(hi.lower()) for lo, hi in _pairs(plan.firmware.get("compatible_version_drv") or ""))
+    # the driver tooling's own range rule (compat_matrix.host_rules), applied to both files' lists
+    fw_ok = first_accepting(fw, _pairs(plan.driver.get("compatible_version_fw") or "")) is not None
+    drv_ok = first_accepting(drv, _pairs(plan.firmware.get("compatible_version_drv") or "")) is not None
     return "OK" if fw_ok and drv_ok else "NOK"
 
 
 def _pairs(text: str) -> List[Tuple[str, str]]:
-    out = []
-    for item in text.split("],"):
-        item = item.strip().strip("[]")
-        if "," in item:
-            lo, hi = item.split(",", 1)
-            out.append((lo.strip(), hi.strip()))
-    return out
-
-
-def _num(text: str) -> Tuple[int, ...]:
-    return tuple(int(p) if p.isdigit() else 0 for p in text.split("."))
+    return parse_ranges(text) if text.strip() else []
 
 
 def npu_smi_outputs(plan: HostPlan) -> Dict[str, str]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from typing import Dict, Optional
 
+from compat_matrix.versions import parse_version
+
 from .plan import HostPlan
 from .tree import Tree
 
@@ -25,14 +27,6 @@ OLDER_CANN_SYMBOL = "_ZN3atb15CreateOperationINS_5infer14GroupTopkParamEEEiRKT_P
 def _standin(name: str) -> str:
     with open(os.path.join(STANDINS, name), encoding="utf-8") as fh:
         return fh.read()
-
-
-def _version_tuple(text: str):
-    out = []
-    for piece in text.split("+")[0].split(".")[:3]:
-        digits = "".join(c for c in piece if c.isdigit())
-        out.append(int(digits) if digits else 0)
-    return tuple(out)
 
 
 def _dist_info(tree: Tree, site: str, dist: str, version: str, metadata: str, extra: Optional[Dict[str, str]] = None) -> None:
@@ -90,7 +84,7 @@ def write_torch_npu(tree: Tree, plan: HostPlan, site: str, version: str) -> None
     )
     tree.placeholder_library(f"{pkg}/lib/libtorch_npu.so", plan.spec.arch, {"torch": build.torch, "cann": build.cann})
     entry_points = "[console_scripts]\ntorch_npu_run = torch_npu.distributed.run:_main\n"
-    if _version_tuple(version) >= (2, 5, 0):
+    if parse_version(version, "torch_npu").series >= (2, 5):  # built for torch >= 2.5
         entry_points += "\n[torch.backends]\ntorch_npu = torch_npu:_autoload\n"
     _dist_info(
         tree, site, "torch_npu", version,

@@ -145,7 +145,7 @@ def write_toolkit(tree: Tree, plan: HostPlan) -> None:
         tree.write(f"{rdir}/{KERNEL_ROOT}/kernel/config/{kernel_dir}/binary_info_config.json", "{}\n")
         if cann.layout == "cann":
             ops_info = "\n".join([
-                f"package_name=Ascend-cann-{plan.chip.family}-ops", f"version={tk.version}",
+                f"package_name=Ascend-cann-{plan.chip.ops_package}-ops", f"version={tk.version}",
                 f"arch={arch}", "os=linux", f"path={rdir}",
             ]) + "\n"
             tree.write(f"{rdir}/{arch}-linux/ascend_ops_install.info", ops_info, mode=0o444)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 from runtime_sim.plog.timefmt import plog_ts
-from runtime_sim.plog.versions import release_key
+from compat_matrix.versions import parse_version
 
 _DATA = Path(__file__).with_name("data") / "cann_messages.yaml"
 
@@ -68,9 +68,10 @@ def _book() -> dict:
 
 def shape_for_cann(cann_version: str) -> str:
     """Which block shape the given CANN release prints."""
-    key = release_key(cann_version)
+    # by release line: an alpha / beta build prints what its release prints (9.2.0-beta.2 is 9.2.0's shape)
+    line = parse_version(cann_version, "cann").line_key
     for row in _book()["shapes"]:
-        if row["below"] is None or key < release_key(row["below"]):
+        if row["below"] is None or line < parse_version(row["below"], "cann").line_key:
             return row["shape"]
     raise AssertionError("shapes table must end with an open row")
 

@@ -1,37 +1,12 @@
-"""Ordering of CANN and torch_npu release strings, enough to pick output shapes.
+"""torch_npu wheel versions -> the Ascend Extension release line they belong to.
 
-Kept local: runtime_sim must not depend on the doctor, and the shapes only need
-"is this release older than that one".
-
-CANN: ``7.0.RC1``, ``7.0.RC1.alpha003``, ``8.0.RC2``, ``8.0.0``, ``8.3.RC1``, ``8.5.0``,
-``9.1.0``, ``9.2.0-beta.2``; an RC sorts before the final release of the same line.
-torch_npu: wheel versions (``2.1.0.post10``) map to an Ascend Extension release line
-(``6.0.0``, ``7.3.0``, ``26.0.0``) through ``release_line`` below; release lines compare
-like CANN versions (``6.0.rc3`` < ``6.0.0``).
+Versions are read and ordered by the one grammar, ``compat_matrix.versions`` (CANN as kind
+``cann``, release lines as kind ``torch_npu_release``, wheels as kind ``torch_npu``): an RC
+sorts before the final release of its line (``8.0.RC3`` < ``8.0.0``, ``6.0.rc3`` < ``6.0.0``).
 """
 from __future__ import annotations
 
-import re
-from typing import Tuple
-
-_REL = re.compile(r"^\s*(?:CANN\s+)?(\d+)\.(\d+)(?:\.(RC|rc)?(\d+))?([.\-+].*)?\s*$")
-
-VersionKey = Tuple[int, int, int, int]
-
-
-def release_key(text: str) -> VersionKey:
-    """(major, minor, final?, number): ``8.0.RC2`` -> (8, 0, 0, 2); ``8.0.0`` -> (8, 0, 1, 0)."""
-    m = _REL.match(str(text))
-    if not m:
-        raise ValueError(f"not a CANN / Ascend Extension release: {text!r}")
-    major, minor, rc, num = int(m.group(1)), int(m.group(2)), m.group(3), m.group(4)
-    if num is None:
-        return (major, minor, 1, 0)
-    return (major, minor, 0 if rc else 1, int(num))
-
-
-def release_at_least(text: str, floor: str) -> bool:
-    return release_key(text) >= release_key(floor)
+from compat_matrix.versions import VersionError, parse_version, try_parse_version
 
 
 # Wheel -> Ascend Extension release line, from the saved release map
@@ -60,15 +35,13 @@ def release_line(torch_npu: str) -> str:
     text = str(torch_npu).strip()
     if text in _WHEEL_LINES:
         return _WHEEL_LINES[text]
-    try:
-        key = release_key(text)
-    except ValueError:
-        key = None
-    if key is not None and key[0] >= 5 and not text.startswith("2."):
-        return text
-    m = re.match(r"^(\d+\.\d+)\.", text)
-    if m:
-        same_minor = [line for wheel, line in _WHEEL_LINES.items() if wheel.startswith(m.group(1))]
+    line = try_parse_version(text, "torch_npu_release")
+    if line is not None and line.series[0] >= 5:
+        return text  # release lines start at 5.0; wheels are 1.x / 2.x
+    wheel = try_parse_version(text, "torch_npu")
+    if wheel is not None:
+        same_minor = [ln for w, ln in _WHEEL_LINES.items() if parse_version(w, "torch_npu").series == wheel.series]
         if same_minor:
-            return max(same_minor, key=release_key)
-    raise ValueError(f"unknown torch_npu version {torch_npu!r}")
+            return max(same_minor, key=lambda ln: parse_version(ln, "torch_npu_release"))
+    raise VersionError(text, "torch_npu", "torch_npu wheel or Ascend Extension release line",
+                       ("2.1.0.post10", "7.3.0", "6.0.rc3"))

@@ -10,10 +10,11 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Tuple
+from typing import Any, Dict
 
 from runtime_sim.plog.error_block import shape_for_cann
-from runtime_sim.plog.versions import release_key, release_line
+from compat_matrix.versions import parse_version
+from runtime_sim.plog.versions import release_line
 
 _DATA = Path(__file__).with_name("data") / "torch_npu_texts.yaml"
 
@@ -26,9 +27,8 @@ def texts() -> Dict[str, Any]:
         return yaml.safe_load(fh)
 
 
-def _torch_tuple(text: str) -> Tuple[int, int]:
-    parts = text.split(".")
-    return int(parts[0]), int(parts[1])
+def _line(text: str):
+    return parse_version(text, "torch_npu_release")
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class Stack:
     torch: str = ""
 
     def __post_init__(self) -> None:
-        release_key(self.cann)  # fail early on a bad version string
+        parse_version(self.cann, "cann")  # fail early on a bad version string
         release_line(self.torch_npu)
 
     @property
@@ -54,7 +54,7 @@ class Stack:
             return self.torch
         text = str(self.torch_npu)
         if text.startswith(("1.", "2.")):
-            return ".".join(text.split(".")[:3])
+            return parse_version(text, "torch_npu").base.text
         return "2.1.0"
 
     @property
@@ -64,25 +64,25 @@ class Stack:
     @functools.cached_property
     def rules(self) -> Dict[str, Any]:
         """The merged text rules that apply to this torch_npu release line."""
-        key = release_key(self.line)
+        line = _line(self.line)
         merged: Dict[str, Any] = {}
         for rule in texts()["rules"]:
             since = rule["since"]
-            if since == "0" or release_key(since) <= key:
+            if since == "0" or _line(since) <= line:
                 merged.update({k: v for k, v in rule.items() if k not in ("since", "evidence")})
         return merged
 
     @property
     def dated_warnings(self) -> bool:
-        floor = _torch_tuple(texts()["dated_warnings_from_torch"])
-        return _torch_tuple(self.torch_version) >= floor
+        floor = parse_version(texts()["dated_warnings_from_torch"], "torch").series
+        return parse_version(self.torch_version, "torch").series >= floor
 
     @property
     def oom_exception(self) -> str:
         """torch.OutOfMemoryError from 26.0.0, RuntimeError before (NPUCachingAllocator.cpp by release line)."""
-        return ("torch.OutOfMemoryError" if release_key(self.line) >= release_key("26.0.0")
+        return ("torch.OutOfMemoryError" if _line(self.line) >= _line("26.0.0")
                 else "RuntimeError")
 
     @property
     def compact_output_supported(self) -> bool:
-        return release_key(self.line) >= release_key("7.1.0")
+        return _line(self.line) >= _line("7.1.0")

@@ -7,10 +7,10 @@ dataclasses; any problem raises ScenarioError naming the file and the dotted fie
 """
 from __future__ import annotations
 
-import re
-
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
+
+from compat_matrix.schema import Field, Record, check, problem
 
 # The doctor's categories (docs/triage.md), repeated because runtime_sim never imports the doctor;
 # tests/runtime_sim/test_scenarios_taxonomy.py keeps the two equal.
@@ -177,91 +177,156 @@ class Scenario:
         return {f.id: f.status for f in self.expect.check}
 
 
+# ---------------------------------------------------------------- the schema
+def _abs_path(value: str) -> Optional[str]:
+    if not value.startswith("/") or ".." in value.split("/"):
+        return f"{value!r} must be an absolute path without '..'"
+    return None
+
+
+def _check_id(value: str) -> Optional[str]:
+    return None if "." in value else f"{value!r} is not a check id (group.name)"
+
+
+def _negative(value: int) -> Optional[str]:
+    return None if value < 0 else f"dcmi error codes are negative, got {value}"
+
+
+def _text(doc: str = "", **kw: Any) -> Field:
+    """A string field; YAML numbers such as ``0`` are read as text, ``8.2`` (a version without quotes) is refused."""
+    return Field("str", doc=doc, text=True, **kw)
+
+
+def _texts(doc: str = "", **kw: Any) -> Field:
+    return Field("list", doc=doc, item=_text(**kw))
+
+
+HEALTH_VALUES = ("OK", "Warning", "Alarm", "Critical", "UNKNOWN")
+CONTAINER_MOUNTS = ("driver", "npu_smi", "dcmi", "install_info", "devices")
+CONTAINER_KINDS = ("docker", "containerd", "podman")
+NPU_SMI_LOCATIONS = ("/usr/local/bin/npu-smi", "/usr/local/sbin/npu-smi")
+
+CANN = Record("host.cann", {
+    "version": _text("the CANN toolkit release (a name the host data knows)", required=True),
+    "layout": _text("where the toolkit is installed: ascend-toolkit/latest (8.x) or cann (9.x)", required=True,
+                    choices=CANN_LAYOUTS),
+    "arch": _text("the toolkit's architecture (a wrong one is a finding); default: the host's", choices=ARCHES),
+    "kernels": Field("bool", doc="the operator kernels package is installed", default=True),
+    "base": _text("install prefix", default="/usr/local/Ascend", test=_abs_path),
+}, doc="The CANN toolkit on the host; absent: no toolkit.")
+PROCESS = Record("host.npu_smi.processes[]", {
+    "npu": Field("int", required=True, minimum=0, doc="the NPU id npu-smi prints"),
+    "chip": Field("int", minimum=0, default=0, doc="the chip on that NPU"),
+    "pid": Field("int", required=True, minimum=1, doc="the holding process"),
+    "name": _text("its process name", default=""),
+    "memory_mb": Field("int", required=True, minimum=0, doc="device memory it holds, MB"),
+}, doc="A process npu-smi lists as holding a device.")
+NPU_SMI = Record("host.npu_smi", {
+    "behaviour": _text("auto: a table, or the dcmi error the judged user would get; ok, hang, dcmi_error, absent",
+                       choices=NPU_SMI_BEHAVIOURS, default="auto"),
+    "code": Field("int", test=_negative, default=-8005, doc="the dcmi error code (negative) printed when it fails"),
+    "location": _text("where npu-smi is installed", choices=NPU_SMI_LOCATIONS, test=_abs_path,
+                      default="/usr/local/bin/npu-smi"),
+    "processes": Field("list", item=Field("record", record=PROCESS), doc="processes holding devices"),
+    "health": Field("map", key=Field("any"), item=_text(choices=HEALTH_VALUES),
+                    doc="Health of a logical device (key: 0 .. npus-1) other than OK"),
+}, doc="What npu-smi does on the host.")
+USER = Record("host.user", {
+    "name": _text("the user the doctor runs as", required=True, pattern=r"[A-Za-z0-9_-]+", hint="is not a valid user name"),
+    "uid": Field("int", minimum=0, doc="0 for root (and only root); default 0 for root, else 1001"),
+    "groups": _texts("supplementary groups (HwHiAiUser gives access to the device nodes)"),
+    "home": _text("home directory; default /root or /home/NAME", test=_abs_path),
+}, doc="The judged user; absent: root.")
+CONTAINER = Record("host.container", {
+    "kind": _text("the container runtime", choices=CONTAINER_KINDS, default="docker"),
+    "mounts": _texts("what the container was given from the host; default: all", choices=CONTAINER_MOUNTS),
+}, doc="The judged environment is a container; absent: bare metal.")
+ENV = Record("host.env", {
+    "set_env": Field("bool", default=True, doc="the CANN set_env.sh was sourced"),
+    "visible_devices": _text("ASCEND_RT_VISIBLE_DEVICES"),
+    "device_id": _text("ASCEND_DEVICE_ID"),
+    "extra": Field("map", key=_text(pattern=r"[A-Za-z0-9_]+", hint="is not a valid variable name"), item=_text(),
+                   doc="further variables, NAME: value"),
+    "drop": _texts("variables to remove from the environment set_env.sh gives"),
+}, doc="The judged process's environment.")
+PYTHON = Record("host.python", {
+    "torch": _text("the installed torch version; absent: not installed"),
+    "torch_npu": _text("the installed torch_npu version (a name the host data knows); absent: not installed"),
+    "version": _text("what the host's python3 reports", pattern=r"3\.\d+\.\d+",
+                     hint="is not a Python version such as 3.10.12", default="3.10.12"),
+}, doc="The Python stack of the judged environment.")
+HOST = Record("host", {
+    "arch": _text("the machine's architecture", required=True, choices=ARCHES),
+    "chip": _text("the Ascend chip (a name the host data knows)", required=True),
+    "npus": Field("int", required=True, minimum=1, doc="number of NPUs"),
+    "driver": _text("the driver version (known to the host data); absent: no driver"),
+    "firmware": _text("the firmware version (known to the host data)"),
+    "cann": Field("record", record=CANN),
+    "driver_for_all": Field("bool", default=False, doc="the driver was installed with --install-for-all"),
+    "install_complete": Field("bool", default=True, doc="the driver install finished (false: a broken install)"),
+    "modules": _text("the driver's kernel modules", choices=("loaded", "absent"), default="loaded"),
+    "devices": _text("whether the /dev/davinci* nodes exist", choices=("all", "none"), default="all"),
+    "npu_smi": Field("record", record=NPU_SMI),
+    "user": Field("record", record=USER),
+    "container": Field("record", record=CONTAINER),
+    "env": Field("record", record=ENV),
+    "python": Field("record", record=PYTHON),
+}, doc="The simulated machine the builder writes.")
+WORKLOAD = Record("workload", {
+    "kind": _text("what `run` executes (a workload of runtime_sim.workloads)", required=True),
+    "params": Field("map", doc="the workload's parameters"),
+}, doc="What `python -m runtime_sim run` executes on the host; absent: nothing runs.")
+FINDING = Record("expect.check[]", {
+    "id": _text("a check id (group.name)", required=True, test=_check_id),
+    "category": _text("the finding's category", required=True, choices=CATEGORIES),
+    "status": _text("the status a correct doctor reports", choices=FAILING_STATUSES, default="fail"),
+}, doc="A check a correct doctor reports as failing.")
+TRIAGE = Record("expect.triage", {
+    "category": _text("the category of the first failure", required=True, choices=CATEGORIES),
+    "first_failing_rank": Field("int", minimum=0, doc="the rank that failed first (multi-rank jobs)"),
+}, doc="What `triage` must say about the workload's logs.")
+OOM = Record("expect.oom", {
+    "verdict": _text("the verdict `oom` must give", required=True, choices=OOM_VERDICTS),
+}, doc="What `oom` must say.")
+PROFILE = Record("expect.profile", {
+    "layer": _text("the layer of profile's first finding; absent: no finding at all", choices=PROFILE_LAYERS),
+    "finding": _text("that finding's id (starts with its layer)"),
+    "op": _text("an op type the finding names"),
+    "slowest_rank": Field("int", minimum=0, doc="the slowest rank"),
+    "compare_first": _text("the op `profile compare` (before -> after) must list first"),
+}, doc="What `profile` must report on the scenario's profile.")
+EXPECT = Record("expect", {
+    "check": Field("list", required=True, item=Field("record", record=FINDING), doc="the failing checks"),
+    "triage": Field("record", record=TRIAGE),
+    "oom": Field("record", record=OOM),
+    "profile": Field("record", record=PROFILE),
+}, doc="The ground truth a correct doctor reports.")
+SCENARIO = Record("scenario", {
+    "name": _text("the scenario's name: the file name without .yaml", required=True, pattern=r"[a-z][a-z0-9_]*",
+                  hint="must be lower_snake_case"),
+    "summary": _text("one line: what is wrong on this host", required=True),
+    "seed": Field("int", minimum=0, default=0, doc="seed of everything random in the simulation"),
+    "sources": _texts("public URLs the scenario's facts come from"),
+    "host": Field("record", required=True, record=HOST),
+    "workload": Field("record", record=WORKLOAD),
+    "expect": Field("record", required=True, record=EXPECT),
+}, doc="A runtime_sim scenario file (runtime_sim/scenarios/*.yaml): a host, a workload, and the truth.")
+
+# kept for callers that list the fields
+TOP_FIELDS = tuple(SCENARIO.fields)
+HOST_FIELDS = tuple(HOST.fields)
+
+
 # ---------------------------------------------------------------- validation
-class _Reader:
-    """Walks a raw mapping, remembering the dotted path for error messages."""
-
-    def __init__(self, origin: str) -> None:
-        self.origin = origin
-
-    def error(self, where: str, message: str) -> ScenarioError:
-        return ScenarioError(f"{self.origin}: {where}: {message}")
-
-    def mapping(self, value: Any, where: str, allowed: Sequence[str], required: Sequence[str] = ()) -> Dict[str, Any]:
-        if not isinstance(value, dict):
-            raise self.error(where or "(top level)", f"expected a mapping, got {_kind(value)}")
-        for key in value:
-            if key not in allowed:
-                raise self.error(_join(where, str(key)), f"unknown field (allowed: {', '.join(allowed)})")
-        for key in required:
-            if key not in value or value[key] is None:
-                raise self.error(_join(where, key), "required field is missing")
-        return value
-
-    def string(self, value: Any, where: str, choices: Sequence[str] = (), optional: bool = False) -> Optional[str]:
-        if value is None and optional:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            raise self.error(where, f"expected a string, got {_kind(value)}")
-        text = str(value)
-        if isinstance(value, float):
-            raise self.error(where, f"write versions as quoted strings (YAML read {value!r} as a number)")
-        if choices and text not in choices:
-            raise self.error(where, f"{text!r} is not one of {', '.join(choices)}")
-        return text
-
-    def integer(self, value: Any, where: str, minimum: Optional[int] = None) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(where, f"expected an integer, got {_kind(value)}")
-        if minimum is not None and value < minimum:
-            raise self.error(where, f"must be >= {minimum}, got {value}")
-        return value
-
-    def boolean(self, value: Any, where: str) -> bool:
-        if not isinstance(value, bool):
-            raise self.error(where, f"expected true or false, got {_kind(value)}")
-        return value
-
-    def sequence(self, value: Any, where: str) -> List[Any]:
-        if not isinstance(value, list):
-            raise self.error(where, f"expected a list, got {_kind(value)}")
-        return value
-
-
-def _join(where: str, key: str) -> str:
-    return f"{where}.{key}" if where else key
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "nothing"
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "an integer", float: "a number"}.get(
-        type(value), type(value).__name__
-    )
-
-
-TOP_FIELDS = ("name", "summary", "seed", "sources", "host", "workload", "expect")
-HOST_FIELDS = (
-    "arch", "chip", "npus", "driver", "firmware", "cann", "driver_for_all", "install_complete",
-    "modules", "devices", "npu_smi", "user", "container", "env", "python",
-)
-
-
 def validate(raw: Any, origin: str, known: "Optional[KnownValues]" = None) -> Scenario:
     """Turn a parsed YAML document into a Scenario, or raise ScenarioError (one line)."""
-    r = _Reader(origin)
-    top = r.mapping(raw, "", TOP_FIELDS, required=("name", "summary", "host", "expect"))
-    name = r.string(top["name"], "name")
-    assert name is not None
-    if not name.replace("_", "").isalnum() or not name[0].isalpha() or name.lower() != name:
-        raise r.error("name", f"{name!r} must be lower_snake_case")
-    summary = r.string(top["summary"], "summary") or ""
-    seed = r.integer(top.get("seed", 0), "seed", minimum=0)
-    sources = tuple(r.string(s, f"sources[{i}]") or "" for i, s in enumerate(r.sequence(top.get("sources", []), "sources")))
-    host = _host(r, top["host"], known)
-    workload = _workload(r, top.get("workload"))
-    expect = _expect(r, top["expect"])
-    return Scenario(name=name, summary=summary, seed=seed, host=host, expect=expect, workload=workload, sources=sources, path=origin)
+    check(raw, SCENARIO, origin, error=ScenarioError)
+    if known is not None:
+        _known(raw["host"], origin, known)
+    host = _host(raw["host"], origin)
+    return Scenario(name=str(raw["name"]), summary=str(raw["summary"]), seed=SCENARIO.get(raw, "seed"), host=host,
+                    expect=_expect(raw["expect"], origin), workload=_workload(raw.get("workload")),
+                    sources=tuple(str(s) for s in raw.get("sources") or ()), path=origin)
 
 
 @dataclass(frozen=True)
@@ -275,195 +340,127 @@ class KnownValues:
     torch_npu: Tuple[str, ...]
 
 
-def _host(r: _Reader, raw: Any, known: Optional[KnownValues]) -> HostSpec:
-    h = r.mapping(raw, "host", HOST_FIELDS, required=("arch", "chip", "npus"))
-    arch = r.string(h["arch"], "host.arch", ARCHES) or ""
-    chip = r.string(h["chip"], "host.chip", known.chips if known else ()) or ""
-    npus = r.integer(h["npus"], "host.npus", minimum=1)
-    driver = r.string(h.get("driver"), "host.driver", known.drivers if known else (), optional=True)
-    firmware = r.string(h.get("firmware"), "host.firmware", known.firmwares if known else (), optional=True)
-    cann = None
-    if h.get("cann") is not None:
-        c = r.mapping(h["cann"], "host.cann", ("version", "layout", "arch", "kernels", "base"), required=("version", "layout"))
-        cann = CannSpec(
-            version=r.string(c["version"], "host.cann.version", known.toolkits if known else ()) or "",
-            layout=r.string(c["layout"], "host.cann.layout", CANN_LAYOUTS) or "",
-            arch=r.string(c.get("arch"), "host.cann.arch", ARCHES, optional=True),
-            kernels=r.boolean(c.get("kernels", True), "host.cann.kernels"),
-            base=_abs_path(r, c.get("base", "/usr/local/Ascend"), "host.cann.base"),
-        )
-    devices = r.string(h.get("devices", "all"), "host.devices", ("all", "none")) or "all"
+def _known(h: Dict[str, Any], origin: str, known: KnownValues) -> None:
+    """The names of the host data: not part of the schema, which is the same for every host data."""
+    pairs = [("host.chip", h.get("chip"), known.chips), ("host.driver", h.get("driver"), known.drivers),
+             ("host.firmware", h.get("firmware"), known.firmwares),
+             ("host.cann.version", (h.get("cann") or {}).get("version"), known.toolkits),
+             ("host.python.torch_npu", (h.get("python") or {}).get("torch_npu"), known.torch_npu)]
+    for where, value, names in pairs:
+        if value is not None and str(value) not in names:
+            raise problem(origin, where, f"{str(value)!r} is not one of {', '.join(names)}", ScenarioError)
+
+
+def _opt_str(value: Any) -> Optional[str]:
+    return None if value is None else str(value)
+
+
+def _host(h: Dict[str, Any], origin: str) -> HostSpec:
+    c = h.get("cann")
+    cann = None if c is None else CannSpec(
+        version=str(c["version"]), layout=str(c["layout"]), arch=_opt_str(c.get("arch")),
+        kernels=CANN.get(c, "kernels"), base=_norm_path(CANN.get(c, "base")))
+    npus = h["npus"]
     return HostSpec(
-        arch=arch,
-        chip=chip,
+        arch=str(h["arch"]),
+        chip=str(h["chip"]),
         npus=npus,
-        driver=driver,
-        firmware=firmware,
+        driver=_opt_str(h.get("driver")),
+        firmware=_opt_str(h.get("firmware")),
         cann=cann,
-        driver_for_all=r.boolean(h.get("driver_for_all", False), "host.driver_for_all"),
-        install_complete=r.boolean(h.get("install_complete", True), "host.install_complete"),
-        modules_loaded=r.string(h.get("modules", "loaded"), "host.modules", ("loaded", "absent")) == "loaded",
-        devices=devices,
-        npu_smi=_npu_smi(r, h.get("npu_smi"), npus),
-        user=_user(r, h.get("user")),
-        container=_container(r, h.get("container")),
-        env=_env(r, h.get("env")),
-        python=_python(r, h.get("python"), known),
+        driver_for_all=HOST.get(h, "driver_for_all"),
+        install_complete=HOST.get(h, "install_complete"),
+        modules_loaded=HOST.get(h, "modules") == "loaded",
+        devices=HOST.get(h, "devices"),
+        npu_smi=_npu_smi(h.get("npu_smi"), npus, origin),
+        user=_user(h.get("user"), origin),
+        container=_container(h.get("container")),
+        env=_env(h.get("env")),
+        python=_python(h.get("python")),
     )
 
 
-def _abs_path(r: _Reader, value: Any, where: str) -> str:
-    text = r.string(value, where) or ""
-    if not text.startswith("/") or ".." in text.split("/"):
-        raise r.error(where, f"{text!r} must be an absolute path without '..'")
+def _norm_path(text: str) -> str:
     return text.rstrip("/") or "/"
 
 
-def _npu_smi(r: _Reader, raw: Any, npus: int) -> NpuSmiSpec:
-    if raw is None:
+def _npu_smi(n: Any, npus: int, origin: str) -> NpuSmiSpec:
+    if n is None:
         return NpuSmiSpec()
-    n = r.mapping(raw, "host.npu_smi", ("behaviour", "code", "location", "processes", "health"))
-    procs = []
-    for i, p in enumerate(r.sequence(n.get("processes", []), "host.npu_smi.processes")):
-        where = f"host.npu_smi.processes[{i}]"
-        pm = r.mapping(p, where, ("npu", "chip", "pid", "name", "memory_mb"), required=("npu", "pid", "memory_mb"))
-        procs.append(
-            Process(
-                npu=r.integer(pm["npu"], where + ".npu", minimum=0),
-                chip=r.integer(pm.get("chip", 0), where + ".chip", minimum=0),
-                pid=r.integer(pm["pid"], where + ".pid", minimum=1),
-                name=r.string(pm.get("name", ""), where + ".name") or "",
-                memory_mb=r.integer(pm["memory_mb"], where + ".memory_mb", minimum=0),
-            )
-        )
+    procs = tuple(Process(npu=p["npu"], chip=PROCESS.get(p, "chip"), pid=p["pid"], name=str(PROCESS.get(p, "name")),
+                          memory_mb=p["memory_mb"]) for p in n.get("processes") or ())
     health = []
-    for key, value in r.mapping(n.get("health", {}), "host.npu_smi.health", [str(i) for i in range(npus)] + list(range(npus))).items():
-        health.append((int(key), r.string(value, f"host.npu_smi.health.{key}", ("OK", "Warning", "Alarm", "Critical", "UNKNOWN")) or "OK"))
-    location = _abs_path(r, n.get("location", "/usr/local/bin/npu-smi"), "host.npu_smi.location")
-    if location not in ("/usr/local/bin/npu-smi", "/usr/local/sbin/npu-smi"):
-        raise r.error("host.npu_smi.location", f"{location!r} is not one of /usr/local/bin/npu-smi, /usr/local/sbin/npu-smi")
-    code = r.integer(n.get("code", -8005), "host.npu_smi.code")
-    if code >= 0:
-        raise r.error("host.npu_smi.code", f"dcmi error codes are negative, got {code}")
-    return NpuSmiSpec(
-        behaviour=r.string(n.get("behaviour", "auto"), "host.npu_smi.behaviour", NPU_SMI_BEHAVIOURS) or "auto",
-        code=code,
-        location=location,
-        processes=tuple(procs),
-        health=tuple(sorted(health)),
-    )
+    for key, value in (n.get("health") or {}).items():
+        if str(key) not in [str(i) for i in range(npus)]:
+            allowed = ", ".join(str(i) for i in range(npus))
+            raise problem(origin, f"host.npu_smi.health.{key}", f"unknown field (allowed: {allowed})", ScenarioError)
+        health.append((int(key), str(value)))
+    return NpuSmiSpec(behaviour=NPU_SMI.get(n, "behaviour"), code=NPU_SMI.get(n, "code"),
+                      location=_norm_path(NPU_SMI.get(n, "location")), processes=procs, health=tuple(sorted(health)))
 
 
-def _user(r: _Reader, raw: Any) -> UserSpec:
-    if raw is None:
+def _user(u: Any, origin: str) -> UserSpec:
+    if u is None:
         return UserSpec()
-    u = r.mapping(raw, "host.user", ("name", "uid", "groups", "home"), required=("name",))
-    name = r.string(u["name"], "host.user.name") or ""
-    if not name or not all(c.isalnum() or c in "_-" for c in name):
-        raise r.error("host.user.name", f"{name!r} is not a valid user name")
-    uid = r.integer(u.get("uid", 0 if name == "root" else 1001), "host.user.uid", minimum=0)
+    name = str(u["name"])
+    uid = u.get("uid", 0 if name == "root" else 1001)
     if (uid == 0) != (name == "root"):
-        raise r.error("host.user.uid", "uid 0 is root's and root's alone")
-    groups = tuple(r.string(g, f"host.user.groups[{i}]") or "" for i, g in enumerate(r.sequence(u.get("groups", []), "host.user.groups")))
-    home = _abs_path(r, u["home"], "host.user.home") if u.get("home") is not None else None
-    return UserSpec(name=name, uid=uid, groups=groups, home=home)
+        raise problem(origin, "host.user.uid", "uid 0 is root's and root's alone", ScenarioError)
+    home = u.get("home")
+    return UserSpec(name=name, uid=uid, groups=tuple(str(g) for g in u.get("groups") or ()),
+                    home=_norm_path(home) if home is not None else None)
 
 
-CONTAINER_MOUNTS = ("driver", "npu_smi", "dcmi", "install_info", "devices")
-
-
-def _container(r: _Reader, raw: Any) -> Optional[ContainerSpec]:
-    if raw is None:
+def _container(c: Any) -> Optional[ContainerSpec]:
+    if c is None:
         return None
-    c = r.mapping(raw, "host.container", ("kind", "mounts"))
-    mounts = []
-    for i, m in enumerate(r.sequence(c.get("mounts", list(CONTAINER_MOUNTS)), "host.container.mounts")):
-        mounts.append(r.string(m, f"host.container.mounts[{i}]", CONTAINER_MOUNTS) or "")
-    return ContainerSpec(kind=r.string(c.get("kind", "docker"), "host.container.kind", ("docker", "containerd", "podman")) or "docker", mounts=tuple(mounts))
+    mounts = c.get("mounts")
+    return ContainerSpec(kind=CONTAINER.get(c, "kind"),
+                         mounts=tuple(str(m) for m in mounts) if mounts is not None else CONTAINER_MOUNTS)
 
 
-def _env(r: _Reader, raw: Any) -> EnvSpec:
-    if raw is None:
+def _env(e: Any) -> EnvSpec:
+    if e is None:
         return EnvSpec()
-    e = r.mapping(raw, "host.env", ("set_env", "visible_devices", "device_id", "extra", "drop"))
-    extra = []
-    for key, value in r.mapping(e.get("extra", {}), "host.env.extra", list(e.get("extra", {}) or {})).items():
-        if not str(key).replace("_", "").isalnum():
-            raise r.error(f"host.env.extra.{key}", "not a valid variable name")
-        extra.append((str(key), r.string(value, f"host.env.extra.{key}") or ""))
-    drop = tuple(r.string(d, f"host.env.drop[{i}]") or "" for i, d in enumerate(r.sequence(e.get("drop", []), "host.env.drop")))
     return EnvSpec(
-        set_env=r.boolean(e.get("set_env", True), "host.env.set_env"),
-        visible_devices=r.string(e.get("visible_devices"), "host.env.visible_devices", optional=True),
-        device_id=r.string(e.get("device_id"), "host.env.device_id", optional=True),
-        extra=tuple(extra),
-        drop=drop,
+        set_env=ENV.get(e, "set_env"),
+        visible_devices=_opt_str(e.get("visible_devices")),
+        device_id=_opt_str(e.get("device_id")),
+        extra=tuple((str(k), str(v)) for k, v in (e.get("extra") or {}).items()),
+        drop=tuple(str(d) for d in e.get("drop") or ()),
     )
 
 
-def _python(r: _Reader, raw: Any, known: Optional[KnownValues]) -> PythonSpec:
-    if raw is None:
+def _python(p: Any) -> PythonSpec:
+    if p is None:
         return PythonSpec()
-    p = r.mapping(raw, "host.python", ("torch", "torch_npu", "version"))
-    torch_npu = r.string(p.get("torch_npu"), "host.python.torch_npu", known.torch_npu if known else (), optional=True)
-    version = r.string(p.get("version"), "host.python.version", optional=True) or PythonSpec.version
-    if not re.fullmatch(r"3\.\d+\.\d+", version):
-        raise r.error("host.python.version", f"{version!r} is not a Python version such as 3.10.12")
-    return PythonSpec(torch=r.string(p.get("torch"), "host.python.torch", optional=True), torch_npu=torch_npu, version=version)
+    return PythonSpec(torch=_opt_str(p.get("torch")), torch_npu=_opt_str(p.get("torch_npu")),
+                      version=str(PYTHON.get(p, "version")))
 
 
-def _workload(r: _Reader, raw: Any) -> Optional[WorkloadSpec]:
-    if raw is None:
+def _workload(w: Any) -> Optional[WorkloadSpec]:
+    if w is None:
         return None
-    w = r.mapping(raw, "workload", ("kind", "params"), required=("kind",))
-    kind = r.string(w["kind"], "workload.kind") or ""
-    raw_params = w.get("params", {})
-    params = r.mapping(raw_params, "workload.params", list(raw_params.keys()) if isinstance(raw_params, dict) else [])
-    return WorkloadSpec(kind=kind, params=dict(params))
+    return WorkloadSpec(kind=str(w["kind"]), params=dict(w.get("params") or {}))
 
 
-def _expect(r: _Reader, raw: Any) -> Expectation:
-    e = r.mapping(raw, "expect", ("check", "triage", "oom", "profile"), required=("check",))
+def _expect(e: Dict[str, Any], origin: str) -> Expectation:
     findings = []
     seen = set()
-    for i, item in enumerate(r.sequence(e["check"], "expect.check")):
-        where = f"expect.check[{i}]"
-        f = r.mapping(item, where, ("id", "category", "status"), required=("id", "category"))
-        fid = r.string(f["id"], where + ".id") or ""
-        if "." not in fid:
-            raise r.error(where + ".id", f"{fid!r} is not a check id (group.name)")
+    for i, f in enumerate(e["check"]):
+        fid = str(f["id"])
         if fid in seen:
-            raise r.error(where + ".id", f"{fid!r} is listed twice")
+            raise problem(origin, f"expect.check[{i}].id", f"{fid!r} is listed twice", ScenarioError)
         seen.add(fid)
-        findings.append(
-            ExpectedFinding(
-                id=fid,
-                category=r.string(f["category"], where + ".category", CATEGORIES) or "",
-                status=r.string(f.get("status", "fail"), where + ".status", FAILING_STATUSES) or "fail",
-            )
-        )
-    triage_category = first_rank = None
-    if e.get("triage") is not None:
-        t = r.mapping(e["triage"], "expect.triage", ("category", "first_failing_rank"), required=("category",))
-        triage_category = r.string(t["category"], "expect.triage.category", CATEGORIES)
-        if t.get("first_failing_rank") is not None:
-            first_rank = r.integer(t["first_failing_rank"], "expect.triage.first_failing_rank", minimum=0)
-    oom = None
-    if e.get("oom") is not None:
-        o = r.mapping(e["oom"], "expect.oom", ("verdict",), required=("verdict",))
-        oom = r.string(o["verdict"], "expect.oom.verdict", OOM_VERDICTS)
+        findings.append(ExpectedFinding(id=fid, category=str(f["category"]), status=FINDING.get(f, "status")))
+    t, o, pm = e.get("triage"), e.get("oom"), e.get("profile")
     profile = None
-    if e.get("profile") is not None:
-        pm = r.mapping(e["profile"], "expect.profile", ("layer", "finding", "op", "slowest_rank", "compare_first"))
-        layer = r.string(pm.get("layer"), "expect.profile.layer", PROFILE_LAYERS, optional=True)
-        finding = r.string(pm.get("finding"), "expect.profile.finding", optional=True)
+    if pm is not None:
+        layer, finding = _opt_str(pm.get("layer")), _opt_str(pm.get("finding"))
         if finding is not None and (layer is None or not finding.startswith(layer + ".")):
-            raise r.error("expect.profile.finding", f"{finding!r} must start with its layer ({layer}.)")
-        profile = ProfileExpectation(
-            layer=layer, finding=finding,
-            op=r.string(pm.get("op"), "expect.profile.op", optional=True),
-            slowest_rank=r.integer(pm["slowest_rank"], "expect.profile.slowest_rank", minimum=0) if pm.get("slowest_rank") is not None else None,
-            compare_first=r.string(pm.get("compare_first"), "expect.profile.compare_first", optional=True),
-        )
-    return Expectation(check=tuple(findings), triage_category=triage_category, first_failing_rank=first_rank, oom_verdict=oom,
-                       profile=profile)
+            raise problem(origin, "expect.profile.finding", f"{finding!r} must start with its layer ({layer}.)", ScenarioError)
+        profile = ProfileExpectation(layer=layer, finding=finding, op=_opt_str(pm.get("op")),
+                                     slowest_rank=pm.get("slowest_rank"), compare_first=_opt_str(pm.get("compare_first")))
+    return Expectation(check=tuple(findings), triage_category=str(t["category"]) if t is not None else None,
+                       first_failing_rank=t.get("first_failing_rank") if t is not None else None,
+                       oom_verdict=str(o["verdict"]) if o is not None else None, profile=profile)

@@ -2,7 +2,7 @@
 
 Facts: torch-npu 2.13.0 is a normal PyPI release with cp310..cp314 wheels
 (https://pypi.org/simple/torch-npu/); no Ascend table names the CANN release it was made for.
-The verdicts must say so (unknown, with that reason) instead of advising against Python 3.11,
+The verdicts must say so (CANN unknown, with that reason) instead of advising against Python 3.11,
 and `--suggest` must never end in an empty list with nothing said.
 """
 from __future__ import annotations
@@ -26,9 +26,10 @@ def invoke(*args: str):
     return runner.invoke(app, list(args))
 
 
-def test_python_inside_the_published_range_is_unknown_not_advised_against():
+def test_python_inside_the_published_range_is_compatible_not_advised_against():
+    # the wheel tags answer the Python question; the CANN the build needs is the cann pairs' question
     p = evaluate({"torch": "2.13.0", "python": "3.11"}).pair("python", "torch")
-    assert p.verdict == UNKNOWN, p.reason
+    assert p.verdict == COMPATIBLE, p.reason
     assert "no source names the CANN release" in p.reason and "2.13.0" in p.reason
     assert p.required == "Python 3.10-3.14 (published torch_npu wheels)"
     assert p.source_id == "pypi_torch_npu"
@@ -150,9 +151,12 @@ def test_all_builds_keyword_matches_prerelease():
 
 
 def test_verdict_line_points_at_a_command_that_lists_something():
-    out = invoke("compat", "--torch", "2.13.0", "--python", "3.11").stdout
+    out = invoke("compat", "--torch", "2.13.0", "--cann", "8.2.RC1").stdout
     assert "Verdict: unknown." in out
     assert out.rstrip().endswith("ascend-doctor compat --torch 2.13.0 --suggest --prerelease")
+    # Python 3.11 is inside the published range: nothing to point at
+    out = invoke("compat", "--torch", "2.13.0", "--python", "3.11").stdout
+    assert out.rstrip().endswith("Verdict: compatible.")
     # with a GA build the plain command is enough
     out = invoke("compat", "--torch", "2.12.0", "--python", "3.9").stdout
     assert out.rstrip().endswith("ascend-doctor compat --torch 2.12.0 --suggest")

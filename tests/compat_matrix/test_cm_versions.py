@@ -142,3 +142,27 @@ def test_ascend_order_is_total_and_round_trips(texts):
     for a, b in itertools.combinations(vs, 2):
         assert (a < b) + (a == b) + (a > b) == 1
     assert sorted(sorted(vs), reverse=True) == sorted(vs, reverse=True)
+
+
+# The forms the callers that used to order versions by hand rely on (runtime_sim, op-support,
+# opcheck skew, the Python checks), each a string seen in a real source.
+@pytest.mark.parametrize("text,kind,series", [
+    ("2.13.0+cpu", "torch", (2, 13)),      # torch.__version__ of the CPU wheel on PyPI
+    ("2.10.0a0+git", "torch", (2, 10)),    # a PyTorch source build's __version__
+    ("v2.7", "torch", (2, 7)),             # op-plugin op_plugin_functions.yaml version specs
+    ("2.1.0.post17", "torch_npu", (2, 1)),  # torch-npu on PyPI
+    ("3.11.7", "python", (3, 11)),
+])
+def test_series_of_caller_forms(text, kind, series):
+    assert parse_version(text, kind).series == series
+
+
+def test_hotfix_lines_and_stages_keep_their_release_line():
+    # Ascend/pytorch tags: 5.0.rc3.3 is a hotfix of the 5.0.rc3 line, 7.2.0.1 of 7.2.0
+    line = lambda t: parse_version(t, "torch_npu_release")  # noqa: E731
+    assert line("5.0.rc3") < line("5.0.rc3.3") < line("5.0.0") and line("7.2.0") < line("7.2.0.1") < line("7.3.0")
+    # a beta is a pre-release of its version but shares its line (CANN 9.2.0-beta.2)
+    beta, final = parse_version("9.2.0-beta.2", "cann"), parse_version("9.2.0", "cann")
+    assert beta < final and beta.line_key == final.line_key
+    assert parse_version("2.1.0.post10", "torch_npu").base.text == "2.1.0"
+    assert parse_version("2.13.0+cpu", "torch").base.public.text == "2.13.0"

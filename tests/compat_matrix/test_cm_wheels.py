@@ -162,8 +162,8 @@ def test_install_statement_of_a_real_description():
 
 
 def test_codegen_registration_of_a_real_wheel():
-    from compat_matrix.op_support import reduce as red
-    from compat_matrix.op_support.regenerate import aten_name_lookup, load_yaml_keep_duplicates
+    from tools import op_reduce as red
+    from tools.op_regenerate import aten_name_lookup, load_yaml_keep_duplicates
 
     doc = load_yaml_keep_duplicates((META / "npu_native_functions_by_codegen-2.14.0.yaml").read_text(encoding="utf-8"))
     ops = red.reduce_codegen(doc, aten_name_lookup())

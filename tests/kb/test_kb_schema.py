@@ -115,8 +115,8 @@ GOOD = """entries:
 @pytest.mark.parametrize(
     "change,needle",
     [
-        (("category: other", "category: hardware"), "category 'hardware'"),
-        (("fix: {text: f", "checks: [no.such_check]\n  fix: {text: f"), "unknown check ids"),
+        (("category: other", "category: hardware"), "category: 'hardware' is not one of"),
+        (("fix: {text: f", "checks: [no.such_check]\n  fix: {text: f"), "checks[0]: 'no.such_check' is not a check id"),
         (("examples: [{text: 'some literal text', source: 'https://github.com/a/b/issues/1'}]", "examples: []"), "real example"),
         (("cause: c", "cause: c\n  causes: [t.missing]"), "unknown entry 't.missing'"),
         (("['some literal text']", "['bad(regex']"), "bad regex"),
@@ -180,3 +180,66 @@ def test_check_ids_are_the_check_registry():
 
     load_all()
     assert sorted(CHECK_IDS) == sorted(c.id for c in base.registry())
+
+
+FAMILY_ENTRY = GOOD.replace("match: {patterns: ['some literal text']}",
+                            "match: {patterns: ['some literal (?P<library>text)']}\n  family: {capture: library, table: libs}")
+
+
+@pytest.mark.parametrize(
+    "table,needle",
+    [
+        ("rows:\n- {package: p}\n", "family table libs: rows[0].match: required field is missing"),
+        ("rows:\n- {match: 'x', package: [p]}\n", "family table libs: rows[0].package: expected a string, got a list"),
+        ("rows: {match: x}\n", "family table libs: rows: expected a list, got a mapping"),
+        ("rows:\n- {match: '(x'}\n", "family table libs: rows[0]: bad regex"),
+        ("rows: []\ncolour: red\n", "family table libs: colour: unknown field"),
+    ],
+)
+def test_bad_family_table_names_entry_table_and_field(tmp_path, table, needle):
+    root = _write(tmp_path, FAMILY_ENTRY)
+    (root / "tables").mkdir()
+    (root / "tables" / "libs.yaml").write_text(table, encoding="utf-8")
+    with pytest.raises(KBError) as info:
+        load_entries(root)
+    assert str(info.value).startswith("bad.yaml: t.one: family table libs: ") and needle in str(info.value)
+
+
+def test_family_table_that_does_not_exist(tmp_path):
+    with pytest.raises(KBError, match="bad.yaml: t.one: family.table: no table libs"):
+        load_entries(_write(tmp_path, FAMILY_ENTRY))
+
+
+def test_schema_errors_name_the_field_path(tmp_path):
+    bad = GOOD.replace("fix: {text: f, commands: [echo]}", "fix: {text: f, commands: [echo, '']}")
+    with pytest.raises(KBError, match=r"^bad\.yaml: t\.one: fix\.commands\[1\]: must not be empty$"):
+        load_entries(_write(tmp_path, bad))
+    bad = GOOD.replace("- id: t.one\n  category", "- category")
+    (tmp_path / "b").mkdir()
+    with pytest.raises(KBError, match=r"^bad\.yaml: entries\[0\]: id: required field is missing$"):
+        load_entries(_write(tmp_path / "b", bad))
+
+
+@pytest.mark.parametrize(
+    "change,needle",
+    [
+        (("meaning: m", "meaning: ''"), "t.yaml: codes[0].meaning: must not be empty"),
+        (("key_format: decimal", "key_format: octal"), "t.yaml: key_format: 'octal' is not one of decimal"),
+        (("  source: [s]", "  source: [s]\n  colour: red"), "t.yaml: codes[0].colour: unknown field"),
+        (("s: https://example.com/h", "s: ftp://example.com/h"), "t.yaml: sources.s: 'ftp://example.com/h' must be an https URL"),
+    ],
+)
+def test_bad_code_table_names_file_code_and_field(tmp_path, change, needle):
+    from ascend_doctor.kb.loader import load_code_tables
+
+    table = "table: t\nkey_format: decimal\nsources:\n  s: https://example.com/h\ncodes:\n- code: 107001\n  name: N\n  meaning: m\n  source: [s]\n"
+    (tmp_path / "codes").mkdir()
+    (tmp_path / "codes" / "t.yaml").write_text(table, encoding="utf-8")
+    assert load_code_tables(tmp_path).tables == {"t": 1}
+    (tmp_path / "codes" / "t.yaml").write_text(table.replace(*change), encoding="utf-8")
+    from ascend_doctor.kb import loader
+
+    loader._DOCS.pop(str(tmp_path), None)  # the good table was cached for this directory
+    with pytest.raises(KBError) as info:
+        load_code_tables(tmp_path)
+    assert str(info.value).startswith(needle)

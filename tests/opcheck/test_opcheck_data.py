@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from compat_matrix import op_support as ops
-from compat_matrix.op_support import reduce as red
-from compat_matrix.op_support import regenerate as rg
+from tools import op_reduce as red
+from tools import op_regenerate as rg
 
 from .conftest import DATA
 

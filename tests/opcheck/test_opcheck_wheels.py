@@ -121,7 +121,7 @@ def test_examples_from_2_7_1_post8_to_2_14_0_judge_every_op_from_the_wheels(reco
 
 
 def test_regenerating_branch_data_keeps_the_wheel_section(tmp_path):
-    from compat_matrix.op_support import regenerate
+    from tools import op_regenerate as regenerate
 
     (tmp_path / "index.json").write_text((ops.store.DATA_DIR / "index.json").read_text(encoding="utf-8"), encoding="utf-8")
     regenerate.write_index([], [], {}, "reference test", data_dir=tmp_path)

@@ -208,7 +208,10 @@ def test_profile_lookup_by_name_version_and_branch():
     assert get_profile("v2.1.0-7.2.0").name == "7.2.0"
     assert get_profile("6.0.rc2").name == "6.0.rc1"
     assert get_profile("6.0.0").name == "6.0.rc3"
-    assert get_profile("26.0.0.post3").name == "26.0.0"
+    # hotfix releases (Ascend/pytorch tags v2.1.0-5.0.rc3.3, v2.x-26.0.1) map to the profile of their line
+    assert get_profile("26.0.1").name == "26.0.0"
+    assert get_profile("5.0.rc3.3").name == "5.0.rc3"
+    assert get_profile("v2.1.0-7.2.0.1").name == "7.2.0"
     assert get_profile("cuda").flavor == "cuda"
     assert profile_names()[0] == "5.0.rc3"
 

@@ -13,8 +13,9 @@ torch_npu's own custom ops, so a recorded op can be looked up directly.
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
+
+from compat_matrix.versions import VersionError, parse_version
 
 # Order in which impl kinds are listed (stable output, matches the reference files).
 IMPL_ORDER = (
@@ -44,10 +45,10 @@ class AnyOf(list):
 
 def torch_minor(version: str) -> Tuple[int, int]:
     """'2.7.1' / 'v2.7' / '2.12' -> (2, 7) / (2, 12)."""
-    m = re.match(r"^v?(\d+)\.(\d+)", version.strip())
-    if not m:
-        raise ReduceError(f"not a torch version: {version!r}")
-    return int(m.group(1)), int(m.group(2))
+    try:
+        return parse_version(version, "torch").series
+    except VersionError:
+        raise ReduceError(f"not a torch version: {version!r}") from None
 
 
 def _vtuple(token: str) -> Tuple[int, int]:

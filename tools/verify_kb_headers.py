@@ -1,6 +1,6 @@
 """Check the KB's numeric tables against the headers shipped in a torch-npu wheel.
 
-    python -m ascend_doctor.kb.verify_headers torch_npu-2.14.0-....whl [more wheels]
+    python -m tools.verify_kb_headers torch_npu-2.14.0-....whl [more wheels]
 
 torch-npu wheels carry CANN's public headers (rt_error_codes.h, acl_base*.h,
 ge_error_codes.h), HCCL's hccl_types.h and torch_npu's own NPUErrorCodes.h and
@@ -15,6 +15,8 @@ import re
 import sys
 import zipfile
 from typing import Dict, List, Set, Tuple
+
+from ascend_doctor import kb
 
 _HEADERS = ("rt_error_codes.h", "acl_base.h", "acl_base_rt.h", "ge_error_codes.h", "hccl_types.h")
 _PAIR = re.compile(r"\b((?:ACL_ERROR_|ACL_RT_SUCCESS|HCCL_E_|HCCL_SUCCESS)[A-Z0-9_]*)\s*(?:=\s*|\s+)\(?(-?\d+)U?\)?\s*[;,/]")
@@ -43,8 +45,6 @@ def header_pairs(wheel: str) -> Tuple[Dict[Tuple[str, int], List[str]], Set[int]
 
 
 def verify(wheel: str) -> int:
-    from ascend_doctor import kb
-
     tables = kb.load().tables
     by_name: Dict[str, Set[int]] = {}
     kb_numeric: Dict[int, str] = {}

@@ -6,7 +6,7 @@ Three inputs, three sub-commands; each rewrites only what it owns and then the i
               clones of github.com/Ascend/pytorch and github.com/Ascend/op-plugin (read-only
               ``git show`` / ``git ls-tree``). Use this when a new release appears::
 
-                  python -m compat_matrix.op_support.regenerate upstream \\
+                  python -m tools.op_regenerate upstream \\
                       --pytorch-git ~/src/pytorch/.git --op-plugin-git ~/src/op-plugin/.git \\
                       --compatibility-md  v2.12.0-26.1.0 v2.7.1-26.1.0
 
@@ -18,7 +18,7 @@ Three inputs, three sub-commands; each rewrites only what it owns and then the i
 ``reference`` rebuild from reduced files in the reduced op-support format
               (``<branch>.yaml`` with a ``meta`` block and ``ops``; ``release-map.yaml``)::
 
-                  python -m compat_matrix.op_support.regenerate reference DIR
+                  python -m tools.op_regenerate reference DIR
 
 ``wheels``    (not here: ``python -m tools.harvest_wheels --wheel-dir DIR`` from a checkout) reads
               the registration every published torch-npu wheel ships
@@ -29,7 +29,7 @@ Three inputs, three sub-commands; each rewrites only what it owns and then the i
 ``dispatch``  regenerate the table of PyTorch dispatch kernels per aten op (which ops are
               CompositeImplicit / CompositeExplicit / backend-only) from the installed torch::
 
-                  python -m compat_matrix.op_support.regenerate dispatch
+                  python -m tools.op_regenerate dispatch
 
 Output files are deterministic (sorted keys, gzip mtime 0), so a rebuild without new input
 produces no diff.
@@ -46,8 +46,9 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from compat_matrix.op_support import reduce as red
 from compat_matrix.op_support.store import DATA_DIR, INDEX_FILE, SCHEMA
+from compat_matrix.versions import parse_version
+from tools import op_reduce as red
 
 GIT_TIMEOUT = 60
 OP_PLUGIN_REPO = "Ascend/op-plugin"
@@ -223,15 +224,8 @@ def write_release(branch: str, ops: Mapping[str, Tuple[List[str], List[str], Opt
 
 
 def _release_sort_key(row: Mapping[str, Any]) -> Tuple[Any, ...]:
-    def nums(text: str) -> Tuple[int, ...]:
-        parts = re.split(r"[.\-]", text.lower().replace("rc", "0.")) if text else []
-        return tuple(int(p) for p in parts if p.isdigit())
-
-    # A final release sorts after its release candidates: 6.0.rc3 < 6.0.0.
-    rel = str(row["release"]).lower()
-    m = re.match(r"^(\d+)\.(\d+)\.(?:rc(\d+)|(\d+))", rel)
-    rel_key = (int(m.group(1)), int(m.group(2)), 0 if m.group(3) else 1, int(m.group(3) or m.group(4))) if m else nums(rel)
-    return (rel_key, nums(str(row["torch"])))
+    # by the one version grammar: a final release sorts after its candidates (6.0.rc3 < 6.0.0)
+    return (parse_version(str(row["release"]), "torch_npu_release"), parse_version(str(row["torch"]), "torch"))
 
 
 def write_index(
@@ -260,7 +254,7 @@ def write_index(
             "Aten and torch_npu custom ops registered by each torch_npu release branch, reduced from "
             "Ascend/op-plugin op_plugin_functions.yaml (at the commit the branch pins as third_party/op-plugin) "
             "and Ascend/pytorch torch_npu/csrc/aten/npu_native_functions.yaml. Rebuild with "
-            "`python -m compat_matrix.op_support.regenerate`."
+            "`python -m tools.op_regenerate`."
         ),
         "last_command": command,
         "impl_kinds": {
@@ -322,7 +316,7 @@ def reduce_branch_from_git(
     if len(tree) < 3 or tree[1] != "commit":
         raise RegenerateError(f"{branch}: third_party/op-plugin is not a pinned submodule")
     plugin_commit = tree[2]
-    major, minor = torch.split(".")
+    major, minor = parse_version(torch, "torch").series
     per_version = f"op_plugin/config/v{major}r{minor}/op_plugin_functions.yaml"
     yaml_path = per_version if _git_exists(op_plugin_git, plugin_commit, per_version) else UNIFIED_YAML
     plugin_doc = load_yaml_keep_duplicates(_git(op_plugin_git, "show", f"{plugin_commit}:{yaml_path}"))
@@ -444,7 +438,7 @@ def cmd_dispatch(args: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m compat_matrix.op_support.regenerate", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m tools.op_regenerate", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data-dir", help="write here instead of compat_matrix/op_support/data")
     sub = p.add_subparsers(dest="cmd", required=True)

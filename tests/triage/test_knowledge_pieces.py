@@ -1,0 +1,35 @@
+"""The seams of triage/knowledge.py Knowledge._resolve: which match speaks for the line, how sure it is."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from ascend_doctor.triage.knowledge import _confidence, _role
+
+# https://github.com/hicann/hccl/blob/09300b70df9a031339f08e5f2ca06d7bf294d009/docs/zh/user_guide/fault_diagnosis/task_exec_stage.md
+CRIMER = ("[INFO] HCCL(686,python):2025-10-23-07:52:59.191.363 [heartbeat.cc:951] [8970][TaskExecStage][HeartbeatAbnormal]local rank "
+          "[127.10.0.1/1]: crimer rank [127.10.0.2/2] status[LOST] by informer rank [127.10.0.3/3]")
+
+
+def _m(role, category="hccl_comm", score=10.0, kb="x.y"):
+    return SimpleNamespace(entry=SimpleNamespace(role=role, category=category, id=kb, title=kb), score=score)
+
+
+def test_role_of_the_best_match():
+    ev = SimpleNamespace(match_text="plain failure")
+    cause, symptom = _m("cause"), _m("symptom")
+    assert _role([cause, symptom], ev) == ("root", cause)
+    assert _role([cause, _m("advisory")], ev) == ("advisory", cause)
+    # a rank quoting HCCL's verdict on another rank: its own story is the wait
+    assert _role([cause, symptom], SimpleNamespace(match_text=CRIMER)) == ("symptom", symptom)
+    assert _role([_m("wrapper")], ev)[0] == "wrapper"
+
+
+def test_confidence_and_runner_up():
+    best = _m("cause", score=12.0, kb="a.best")
+    assert _confidence(best, [best]) == ("high", None)
+    close = _m("cause", category="other", score=11.0, kb="b.close")
+    conf, runner = _confidence(best, [best, close])
+    assert conf == "medium" and runner == {"kb": "b.close", "category": "other", "title": "b.close"}
+    weak = _m("cause", score=3.0)
+    assert _confidence(weak, [weak]) == ("low", None)
+    assert _confidence(_m("cause", score=6.0), [_m("cause", score=6.0)])[0] == "medium"
