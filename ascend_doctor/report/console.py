@@ -21,11 +21,10 @@ ASCII_MARKS = {Status.OK: "ok", Status.WARN: "!", Status.FAIL: "x", Status.SKIP:
 
 
 def make_console(stream: Optional[TextIO] = None) -> "Console":
-    """A rich console that colours only a terminal and never wraps copied commands."""
-    from rich.console import Console
+    """A rich console that colours only a terminal (without NO_COLOR) and never wraps copied commands."""
+    from ..output import make_console as _make
 
-    stream = stream or sys.stdout
-    return Console(file=stream, highlight=False, soft_wrap=True, emoji=False)
+    return _make(stream or sys.stdout)
 
 
 def mark(status: Status, console: "Console") -> str:
