@@ -72,18 +72,15 @@ class Diagnosis:
         return self.status in ("oom", "at_risk")
 
     def to_json(self) -> Dict[str, Any]:
-        from .. import __version__
-        from ..model import SCHEMA
+        from ..output import envelope
 
         plan = self.plan
-        return {
-            "schema": SCHEMA,
-            "tool": {"name": "ascend-doctor", "version": __version__},
+        summary = {"verdict": self.verdict, "status": self.status, "category": self.category, "text": self.summary}
+        return envelope(summary, {
             "verdict": self.verdict,
             "status": self.status,
             "category": self.category,
             "title": self.title,
-            "summary": self.summary,
             "rule": {"id": self.rule, "text": self.rule_text},
             "device": self.device,
             "flavor": self.flavor,
@@ -100,7 +97,7 @@ class Diagnosis:
             "other_processes": list(self.others),
             "notes": list(self.notes),
             "inputs": list(self.inputs),
-        }
+        })
 
 
 class Numbers:

@@ -102,6 +102,14 @@ def fragmentation_metrics(stats: Mapping[str, Any], threshold: float = DEFAULT_T
     }
 
 
+def watch_json(stats: str, metrics: Mapping[str, Any]) -> Dict[str, Any]:
+    """One reading as the ``--json`` document (one line per reading with ``--interval``)."""
+    from ..output import envelope
+
+    summary = {"over_threshold": metrics["over_threshold"], "fragmentation_ratio": metrics["fragmentation_ratio"]}
+    return envelope(summary, {"stats": stats, "metrics": dict(metrics)})
+
+
 def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
