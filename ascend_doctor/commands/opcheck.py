@@ -127,8 +127,9 @@ def run_record(
     done = "recorded" if rec.get("complete", True) else "recorded (incomplete: the program failed)"
     summary = f"{done} {len(m.ops)} ops, {m.total_calls} calls in {rec.get('seconds', 0):.1f} s [{rec.get('mode')}] -> {out}"
     if json_flag:
-        sys.stdout.write(json.dumps({"schema": 1, "manifest": out, "ops": len(m.ops), "calls": m.total_calls,
-                                     "recorded": rec}, indent=2) + "\n")
+        from ..opcheck.render import record_json
+
+        sys.stdout.write(record_json(out, m))
     sys.stderr.write(f"ascend-doctor: opcheck {summary}\n")
     return 0 if rc == 0 else 1
 
@@ -221,47 +222,15 @@ def run_opcheck(
     return code
 
 
-def run_versions(json_flag: bool = False) -> int:
+def run_versions(json_flag: bool = False, fmt: str = "text") -> int:
     """List the torch_npu lines and builds the op data covers (every one is a valid --from/--to)."""
-    from compat_matrix import op_support
-    from compat_matrix.op_support import store
+    from ..opcheck import render
+    from .common import output_format
 
-    rels = op_support.releases()
-    wheels = {r.wheel: r for r in store.wheel_releases()}
-    lines = store.wheel_lines()
-    unreadable = store.wheel_unreadable()
-    if json_flag:
-        doc = {
-            "schema": 1,
-            "lines": [{"line": ln["line"], "torch": wheels[ln["base"]].torch, "newest": ln["base"],
-                       "counts": dict(wheels[ln["base"]].counts),
-                       "builds": [{"wheel": w, "cann": wheels[w].cann or None, "cann_basis": wheels[w].cann_basis,
-                                   "branch": wheels[w].git_branch, "ops": wheels[w].counts.get("total"),
-                                   "source": wheels[w].source} for w in ln["builds"]]}
-                      for ln in lines],
-            "unreadable": unreadable,
-            "releases": [dict(r.to_json(), counts=dict(r.counts)) for r in rels],
-        }
-        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
-        return 0
-    out = sys.stdout.write
-    out(f"torch_npu lines, each build read from its own wheel (pypi: torch-npu==V): {len(wheels)} builds\n")
-    out(f"{'line':<8} {'torch':<6} {'newest':<13} {'CANN':<8} {'ops':>5} {'aten':>5} {'npu':>4}  builds\n")
-    for ln in reversed(lines):
-        base = wheels[ln["base"]]
-        c = base.counts
-        others = [w for w in ln["builds"] if w != ln["base"]]
-        shown = ", ".join(w[len(ln["line"]):] or w for w in reversed(others))
-        out(f"{ln['line']:<8} {base.torch:<6} {base.wheel:<13} {base.cann or '?':<8} {c.get('total', 0):>5} "
-            f"{c.get('aten', 0):>5} {c.get('npu', 0):>4}  {len(ln['builds'])}" + (f" (also {shown})" if shown else "") + "\n")
-    if unreadable:
-        out("not readable: " + "; ".join(f"{u['wheel']}: {u['reason']}" for u in unreadable) + "\n")
-    else:
-        out("every build on the index was read; any of them is a --from/--to\n")
-    out("\nrelease branches (upstream op-plugin and torch_npu files at the branch's commit)\n")
-    out(f"{'branch':<16} {'release':<8} {'torch':<6} {'wheel':<14} {'CANN':<9} ops\n")
-    for r in rels:
-        out(f"{r.branch:<16} {r.release:<8} {r.torch:<6} {r.wheel:<14} {r.cann:<9} {r.counts.get('total', '')}\n")
+    doc = render.versions_doc()
+    fmt = output_format(fmt, json_flag)
+    sys.stdout.write(json.dumps(doc, indent=2) + "\n" if fmt == "json" else
+                     render.versions_md(doc) if fmt == "md" else render.versions_text(doc))
     return 0
 
 
@@ -290,6 +259,6 @@ def run_command(
     if program:
         raise UsageError(f"opcheck: unexpected arguments after the manifest: {' '.join(program)}")
     if target == "versions":
-        return run_versions(json_flag=json_flag)
+        return run_versions(json_flag=json_flag, fmt=fmt)
     return run_opcheck(target, from_v, to_v, fmt=fmt, json_flag=json_flag, fail_on=fail_on, show_all=show_all,
                        python=python, replay_dir=replay_dir, cann=cann, soc=soc)

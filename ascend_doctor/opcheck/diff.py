@@ -201,9 +201,19 @@ class Report:
         return 0
 
     def to_json(self) -> Dict[str, Any]:
+        from ..output import envelope
+
         m = self.manifest
-        return {
-            "schema": 1,
+        return envelope({
+            "verdict": self.verdict,
+            "breaks": [c.op for c in self.group("breaks")],
+            "slower": [c.op for c in self.group("slower")],
+            "on_cpu_in_both": [c.op for c in self.group("on_cpu")],
+            "to_test": [c.op for c in self.group("test")],
+            "faster": [c.op for c in self.group("faster")],
+            "from_counts": self.counts(self.before),
+            "to_counts": self.counts(self.after),
+        }, {
             "manifest": {
                 "path": m.path,
                 "ops": len(m.ops),
@@ -213,20 +223,11 @@ class Report:
             "from": self.source,
             "to": self.target,
             "verdict": self.verdict,
-            "summary": {
-                "breaks": [c.op for c in self.group("breaks")],
-                "slower": [c.op for c in self.group("slower")],
-                "on_cpu_in_both": [c.op for c in self.group("on_cpu")],
-                "to_test": [c.op for c in self.group("test")],
-                "faster": [c.op for c in self.group("faster")],
-                "from_counts": self.counts(self.before),
-                "to_counts": self.counts(self.after),
-            },
             "ops": [dict(c.to_json(), source={"from": self.source.get("source"), "to": self.target.get("source")})
                     for c in self.changes],
             "notes": list(self.notes),
             "torch_skew": self.skew.to_json() if self.skew else None,
-        }
+        })
 
 
 def build_report(manifest: Manifest, before_support: Any, after_support: Any,
