@@ -70,7 +70,7 @@ def md_heading(verb: str, subject: Optional[str] = None) -> List[str]:
 
 
 def md_cell(text: Any) -> str:
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def md_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], right: Sequence[int] = ()) -> List[str]:
