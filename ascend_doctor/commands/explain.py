@@ -245,10 +245,11 @@ def render_text(result: Dict[str, Any], out: TextIO) -> None:
     else:
         _text_matches(console, escape, result["matches"])
         if result["codes"]:
+            from ascend_doctor.output import print_table
+
             console.print("[bold]Codes in the text:[/bold]")
-            for code in result["codes"]:
-                via = "".join(f" -> {c['code']}" for c in code.get("reported_as", []))
-                console.print(f"  {escape(code['code'])}{escape(via)}  {escape(code['name'])}: {escape(code['meaning'])}")
+            print_table(console, None, [(code["code"] + "".join(f" -> {c['code']}" for c in code.get("reported_as", [])),
+                                         f"{code['name']}: {code['meaning']}") for code in result["codes"]], markup=False)
             console.print("")
 
 
