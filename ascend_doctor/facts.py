@@ -11,8 +11,10 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Generic, List, Optional, Tuple, TypeVar
 
+from .errors import UsageError
 from .host import CommandResult, Host, ReadError
 from .inputs import InputError, load_json
+from .inputs.openable import open_for_reading, refusal
 from .parsers.npu_smi import NpuSmiError, NpuSmiInfo, parse_npu_smi_error, parse_npu_smi_info
 from .parsers.version_info import (
     DriverVersionInfo,
@@ -24,6 +26,8 @@ from .parsers.version_info import (
     parse_install_info,
     parse_toolkit_install_info,
 )
+from .probes import probe_source
+from .probes.static_stack import read_static_stack
 
 T = TypeVar("T")
 
@@ -32,9 +36,6 @@ def open_input_file(name: str, option: str):
     """A file the user named (``--npu-smi``), opened by the one safe rule; UsageError otherwise."""
     import os
     import stat
-
-    from .errors import UsageError
-    from .openable import open_for_reading, refusal
 
     try:
         st = os.stat(name)
@@ -221,8 +222,6 @@ class Facts:
 
     def _saved_npu_smi(self, name: str) -> NpuSmiFact:
         """``npu-smi info`` output saved to a file (``--npu-smi FILE``), parsed like a live run."""
-        from .host import CommandResult
-
         with open_input_file(name, "--npu-smi") as fh:
             raw = fh.read(4 << 20)
         text = raw.decode("utf-8", errors="replace")
@@ -302,8 +301,6 @@ class Facts:
         return self.host.which("python3") or self.host.which("python")
 
     def _probe_python(self) -> PythonFact:
-        from .probes import probe_source
-
         interp = self.python_interpreter()
         if not self.host.trusted:
             return self._static_python(interp)
@@ -323,8 +320,6 @@ class Facts:
 
     def _static_python(self, interp: Optional[str]) -> PythonFact:
         """The stack of an untrusted tree, from its dist-info metadata (nothing runs)."""
-        from .probes.static_stack import read_static_stack
-
         stack = read_static_stack(self.host, interp)
         fact = PythonFact(interp, None, python=stack.python, packages=dict(stack.packages), static=True,
                           searched=stack.searched)
@@ -338,8 +333,6 @@ class Facts:
         def compute():
             import shutil
             import tempfile
-
-            from .probes import probe_source
 
             interp = self.python_interpreter()
             if interp is None or not self.host.trusted:

@@ -35,6 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
+from . import children
+from .inputs import CappedBuffer
+
 # Where commands are looked up under a --root, after the judged PATH.
 ROOT_BIN_DIRS = ("/usr/local/bin", "/usr/local/sbin", "/usr/bin")
 DEFAULT_READ_LIMIT = 4 << 20  # files the checks read are small; a bigger one is cut here
@@ -511,9 +514,6 @@ class Host:
         """Run a command found on the judged machine; never raises for the command's failures.
 
         Under an untrusted root nothing runs: the result says so (``untrusted``)."""
-        from . import children
-        from .inputs import CappedBuffer
-
         argv = list(argv)
         start = time.monotonic()
         exe = self.which(argv[0])

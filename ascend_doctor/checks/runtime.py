@@ -8,18 +8,15 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..facts import RUNTIME_TIMEOUT
+from ..kb import load
 from ..model import Evidence, Fix, Status
-from .base import Context, Result, check, fail, ok, skip, timed_out
+from .base import Context, Result, check, fail, ok, registry, skip, timed_out
 
 IMPORT_CAUSES = ("env.set_env", "python.torch_npu_match", "toolkit.installed", "container.mounts", "driver.installed")
 STEP_TITLES = {"import": "import torch_npu", "available": "torch.npu.is_available()", "device_count": "torch.npu.device_count()", "small_op": "a matmul on npu:0"}
 
 
 def _explain(text: str) -> Optional[Any]:
-    try:
-        from ..kb import load
-    except ImportError:
-        return None
     matches = load().match(text)
     return matches[0].entry if matches else None
 
@@ -33,8 +30,6 @@ def _quick_tier_cause(ctx: Context):
 
 
 def _default_category(check_id: str) -> str:
-    from .base import registry
-
     return next((c.category for c in registry() if c.id == check_id and c.category), "driver_init")
 
 

@@ -9,6 +9,7 @@ from typing import Optional, Tuple
 
 from ..errors import UsageError
 from ..host import Host, HostError, parse_env_file
+from ..inputs.openable import refusal
 
 FORMATS = ("text", "json", "md")
 
@@ -23,10 +24,8 @@ def output_format(fmt: str, json_flag: bool) -> str:
 
 def readable_input(path: Path, option: str) -> None:
     """Refuse what would block or mislead a read (a FIFO with no writer, a device, /proc),
-    by the one rule every verb uses (``ascend_doctor.openable``); ``<(...)`` pipes are allowed."""
+    by the one rule every verb uses (``ascend_doctor.inputs.openable``); ``<(...)`` pipes are allowed."""
     import stat
-
-    from ..openable import refusal
 
     try:
         st = path.stat()

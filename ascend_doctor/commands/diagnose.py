@@ -22,7 +22,11 @@ from pathlib import Path
 from typing import List, Optional, TextIO, Tuple
 
 from ..errors import UsageError
-from .common import output_format
+from ..flows.evidence import Evidence
+from ..flows.model import SYMPTOMS, FlowError, load_flow
+from ..flows.render import render_md, render_text, to_json
+from ..flows.runner import pick_symptom, run_flow
+from .common import make_host, output_format
 
 
 
@@ -83,10 +87,6 @@ def run_diagnose(
     json_flag: bool = False,
     out: Optional[TextIO] = None,
 ) -> int:
-    from ..flows.evidence import Evidence
-    from ..flows.model import SYMPTOMS, FlowError, load_flow
-    from ..flows.runner import pick_symptom, run_flow
-
     out = out or sys.stdout
     fmt = output_format(fmt, json_flag)
     if symptom is not None:
@@ -113,8 +113,6 @@ def run_diagnose(
     trusted = bool(sim)  # the doctor built that tree itself; a --root tree's programs do not run
 
     def host():
-        from .common import make_host
-
         return make_host(root, env_file, trust_root=trusted)
 
     ev = Evidence(host, logs, profile, baseline, timeout=timeout)
@@ -129,8 +127,6 @@ def run_diagnose(
     except FlowError as exc:
         raise UsageError(str(exc)) from None
     result = run_flow(flow, ev)
-    from ..flows.render import render_md, render_text, to_json
-
     doc = to_json(result, why, sim)
     if fmt == "json":
         out.write(json.dumps(doc, indent=2) + "\n")

@@ -12,6 +12,9 @@ import sys
 from typing import List, Optional, TextIO
 
 from ..errors import UsageError
+from ..fleet.compare import compare
+from ..fleet.load import FleetInputError, Skipped, collect_paths, load_report, name_nodes
+from ..fleet.render import render_md, render_text, to_json
 from .common import output_format
 
 
@@ -21,9 +24,6 @@ def run_fleet(paths: List[str], fmt: str = "text", json_flag: bool = False, verb
     out = stream or sys.stdout
     if not paths:
         raise UsageError("give node reports: `check --json` files, bundles or directories of them")
-    from ..fleet.compare import compare
-    from ..fleet.load import FleetInputError, collect_paths, load_report, name_nodes
-
     try:
         files, skipped = collect_paths(paths)
     except FleetInputError as exc:
@@ -32,8 +32,6 @@ def run_fleet(paths: List[str], fmt: str = "text", json_flag: bool = False, verb
     for path in files:
         node, why = load_report(path)
         if node is None:
-            from ..fleet.load import Skipped
-
             skipped.append(Skipped(path, why or "unreadable"))
         else:
             nodes.append(node)
@@ -42,8 +40,6 @@ def run_fleet(paths: List[str], fmt: str = "text", json_flag: bool = False, verb
         raise UsageError(f"no node report among {', '.join(paths)}{first}")
     name_nodes(nodes)
     report = compare(nodes)
-    from ..fleet.render import render_md, render_text, to_json
-
     if fmt == "json":
         out.write(json.dumps(to_json(report, skipped), indent=2) + "\n")
     elif fmt == "md":

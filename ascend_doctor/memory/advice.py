@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from .units import MiB
+from ..core.units import MiB
 
 _DATA = Path(__file__).with_name("data") / "alloc_conf.yaml"
 MAX_SPLIT_CAP_MB = 1024  # larger thresholds stop helping: the stranded size classes get split again

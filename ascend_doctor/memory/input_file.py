@@ -4,7 +4,7 @@ The path must be a regular file, ``-`` (stdin), or the pipe a shell's process
 substitution hands over (``--stats <(ssh node cat stats.json)`` arrives as ``/dev/fd/N``).
 Anything else is refused before it is opened, with one line saying what it is: a FIFO
 without a writer would block the open forever, a device node or a file under ``/proc``
-could block on read or act on being opened (see ``ascend_doctor.openable``).
+could block on read or act on being opened (see ``ascend_doctor.inputs.openable``).
 """
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import stat
 import sys
 from typing import BinaryIO, Optional
 
-from . import MemoryInputError
+from ..inputs.openable import open_for_reading, refusal
+from .errors import MemoryInputError
 
 
 def open_input(path: str, what: str, stdin: Optional[BinaryIO] = None) -> BinaryIO:
@@ -22,8 +23,6 @@ def open_input(path: str, what: str, stdin: Optional[BinaryIO] = None) -> Binary
     ``what`` names the option in messages (``--stats``). Raises MemoryInputError with a
     one-line reason; the caller closes the stream unless ``path`` is ``-``.
     """
-    from ..openable import open_for_reading, refusal
-
     if path == "-":
         return stdin if stdin is not None else sys.stdin.buffer
     name = f"{what} {path}"

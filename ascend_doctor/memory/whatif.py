@@ -29,7 +29,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import MemoryInputError
+from ..core.units import format_size
+from ..output import envelope, md_heading, md_table, table_lines
+from .advice import max_split_mb
+from .errors import MemoryInputError
+from .input_file import open_input
+from .snapshot import _load_stream
 
 TRACE_FORMAT = "ascend-doctor.alloc-trace"
 OPS = ("alloc", "free", "record_stream", "empty_cache", "non_torch")
@@ -157,9 +162,6 @@ def load_input(spec: str, capacity: Optional[int] = None, non_torch: Optional[in
         ti = TraceInput(name=t.name, capacity=t.device_capacity_bytes, non_torch=t.non_torch_bytes,
                         events=list(t.events), source="runtime_sim", notes=[t.title])
     else:
-        from .input_file import open_input
-        from .snapshot import _load_stream
-
         fh = open_input(spec, "TRACE")
         try:
             data = _load_stream(fh if fh.seekable() else _buffer(fh), f"TRACE {spec}")
@@ -210,8 +212,6 @@ def simulate(trace: TraceInput, confs: Sequence[str], profile: Optional[str] = N
     from runtime_sim.allocator import AllocConfError, CachingAllocator, UnknownProfileError, parse_alloc_conf
     from runtime_sim.allocator.traces import Trace, replay
 
-    from .advice import max_split_mb
-
     sim_trace = Trace(name=trace.name, title=trace.name, device_capacity_bytes=trace.capacity,
                       non_torch_bytes=trace.non_torch, events=trace.events)
     outcomes: List[Outcome] = []
@@ -254,8 +254,6 @@ def simulate(trace: TraceInput, confs: Sequence[str], profile: Optional[str] = N
 
 
 def report(trace: TraceInput, outcomes: List[Outcome], profile: Optional[str]) -> Dict[str, Any]:
-    from ..output import envelope
-
     best = next((o for o in outcomes if o.completed and o.error is None), None)
     finishes = [o.conf or "default" for o in outcomes if o.completed and o.error is None]
     summary = {"settings": len(outcomes), "finish": len(finishes), "oom": sum(1 for o in outcomes if not o.completed),
@@ -272,9 +270,6 @@ def report(trace: TraceInput, outcomes: List[Outcome], profile: Optional[str]) -
 
 
 def render_text(doc: Dict[str, Any]) -> str:
-    from ..output import table_lines
-    from .units import format_size
-
     t = doc["trace"]
     lines = [f"oom simulate: {t['name']} ({t['source']}, {t['events']} events) on a {format_size(t['device_capacity_bytes'])} device"
              + (f", {format_size(t['non_torch_bytes'])} held outside PyTorch" if t["non_torch_bytes"] else "")
@@ -303,9 +298,6 @@ def render_text(doc: Dict[str, Any]) -> str:
 
 
 def render_md(doc: Dict[str, Any]) -> str:
-    from ..output import md_heading, md_table
-    from .units import format_size
-
     t = doc["trace"]
     rows = []
     for r in doc["results"]:

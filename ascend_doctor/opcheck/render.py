@@ -213,7 +213,13 @@ def record_json(path: str, manifest: Any) -> str:
     rec = manifest.recorded or {}
     summary = {"ops": len(manifest.ops), "calls": manifest.total_calls, "complete": rec.get("complete", True)}
     return output.dumps(output.envelope(summary, {"manifest": path, "ops": len(manifest.ops),
-                                                  "calls": manifest.total_calls, "recorded": rec}))
+                                                  "calls": manifest.total_calls,
+                                                  "complete": rec.get("complete", True), "recorded": rec}))
+
+
+def record_md(summary: str) -> str:
+    """``opcheck record --format md``: the one line of what was recorded, under the shared heading."""
+    return "\n".join(output.md_heading("opcheck record") + [summary]) + "\n"
 
 
 # ---------------------------------------------------------------------------- opcheck versions

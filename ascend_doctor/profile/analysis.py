@@ -6,12 +6,21 @@ import os
 import statistics
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ..output import counts, envelope
 from . import facts
 from .device import AICORE_CORES, DeviceAcc, shape_elements
 from .discover import Run, discover
-from .readers import (comm_ops, read_cluster_step, read_kernels, read_opstat, read_step_trace, read_task_time,
-                      read_timeline, run_info)
-from .stream import FormatError, load_small_json
+from .readers import (
+    comm_ops,
+    read_cluster_step,
+    read_kernels,
+    read_opstat,
+    read_step_trace,
+    read_task_time,
+    read_timeline,
+    run_info,
+)
+from .stream import FormatError, col, csv_rows, load_small_json
 
 TOP_OPS = 10
 
@@ -125,8 +134,6 @@ def _read_run(job: Job, run: Run) -> None:
 def _peek_device(run: Run) -> Optional[int]:
     """The device of a run whose kernel table has no Device_id column (torch_npu Level0/1):
     the first Device_id of its step trace or op statistic, else None."""
-    from .stream import col, csv_rows
-
     for kind in ("step_trace", "opstat", "kernels"):
         for path in run.of(kind)[:1]:
             try:
@@ -527,16 +534,12 @@ def slowest_rank(docs: List[Dict[str, Any]], accs: List[DeviceAcc]) -> Tuple[Opt
 
 def analyze(paths: List[str]) -> Dict[str, Any]:
     """Analyse msprof / torch_npu profiler output under ``paths`` (see ascend_doctor.profile)."""
-    from ..output import envelope
-
     doc = _analyze(paths)[0]
     return envelope(_summary(doc), doc)
 
 
 def _summary(doc: Dict[str, Any]) -> Dict[str, Any]:
     """The envelope's summary of one analysis (docs/output.md)."""
-    from ..output import counts
-
     return {"runs": len(doc["runs"]), "devices": len(doc["devices"]), "findings": len(doc["findings"]),
             "layers": counts(f["layer"] for f in doc["findings"]), "slowest_rank": doc["slowest_rank"]}
 
@@ -634,8 +637,6 @@ def compare(base: List[str], new: List[str]) -> Dict[str, Any]:
                         "base_count": x[1], "new_count": y[1],
                         "base_core": "/".join(sorted(x[2])) or None, "new_core": "/".join(sorted(y[2])) or None})
     changes.sort(key=lambda c: -abs(c["new_us"] - c["base_us"]))
-    from ..output import envelope
-
     top = changes[0] if changes else None
     summary = dict(_summary(b), changes=len(changes),
                    largest_change={"type": top["type"], "delta_us": _r(top["new_us"] - top["base_us"], 3),

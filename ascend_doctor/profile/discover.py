@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
-from ..openable import refusal
+from ..inputs.openable import refusal
 
 KINDS = (
     (re.compile(r"^kernel_details(_\d+)?\.csv$"), "kernels"),

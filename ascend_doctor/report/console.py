@@ -5,6 +5,7 @@ import sys
 from typing import TYPE_CHECKING, Optional, TextIO
 
 from ..model import Status
+from ..output import make_console as _make
 
 if TYPE_CHECKING:  # rich is imported only when text output is rendered
     from rich.console import Console
@@ -22,8 +23,6 @@ ASCII_MARKS = {Status.OK: "ok", Status.WARN: "!", Status.FAIL: "x", Status.SKIP:
 
 def make_console(stream: Optional[TextIO] = None) -> "Console":
     """A rich console that colours only a terminal (without NO_COLOR) and never wraps copied commands."""
-    from ..output import make_console as _make
-
     return _make(stream or sys.stdout)
 
 

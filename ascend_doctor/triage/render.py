@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from .. import output
+from .. import kb, output
 from ..parsers.cann_error import strip_source
 from .engine import TriageReport
 from .incidents import Incident
@@ -16,7 +16,6 @@ def _matching_line(inc: Incident) -> Optional[str]:
     v = inc.verdict
     if v.kb_id is None or len(inc.headline.evidence) < 2:
         return None
-    from .. import kb
 
     base = kb.load()
     for _, text in inc.headline.evidence:
