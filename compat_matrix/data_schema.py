@@ -153,7 +153,22 @@ CONTRADICTION_ROW = Record("contradiction", {
     "why": _s("why that one", required=True),
 }, doc="Sources that disagree, and which one is trusted.")
 
+CHIP_FAMILY = Record("chip family", {
+    "id": _s("the family id", required=True, nonempty=True),
+    "about": _s("which products and chips it covers", required=True),
+    "product": _s("the product name release notes use"),
+    "npu_smi": _s("a regular expression over the chip name as npu-smi prints it"),
+    "typed": _s("a regular expression over a name a person types (normalised)", required=True, nonempty=True),
+    "kernel_dir": _s("the op-kernel directory of this SoC"),
+    "package": _s("the chip part of the kernels/ops package names"),
+    "gen_950": Field("bool", doc="whether the family belongs to the 950 generation's HDK lines"),
+}, doc="One Ascend chip family.")
+
 FILES: Dict[str, Record] = {
+    "chips": Record("chips.yaml", {
+        "schema": SCHEMA,
+        "families": _rows(CHIP_FAMILY, "the chip families; the first whose pattern matches wins"),
+    }, doc="Ascend chip families, read as npu-smi prints them and as a person types them."),
     "sources": Record("sources.yaml", {
         "schema": SCHEMA,
         "sources": Field("map", required=True, item=Field("record", record=SOURCE), doc="source id: the source"),

@@ -23,7 +23,7 @@ PACKAGE = "ascend_doctor"
 LAYERS: List[Set[str]] = [
     {"__init__"},  # the version string
     {"model", "errors", "children", "inputs"},
-    {"core"},
+    {"core", "output"},  # output: the JSON envelope, text tables and Markdown every renderer shares
     {"parsers", "host"},
     {"probes", "kb"},
     {"facts", "triage"},

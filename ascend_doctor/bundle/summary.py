@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
+from .. import output
 from .redact import describe_kinds
 
 LABEL = {"chip": "chip", "driver": "driver", "firmware": "firmware", "cann": "CANN", "python": "Python",
@@ -15,6 +16,16 @@ def _cell(text: Any) -> str:
     return str(text if text is not None else "").replace("|", "\\|").replace("\n", " ")
 
 
+def bundle_json(result: Any, seconds: float) -> Dict[str, Any]:
+    """``bundle --json``: where the archive went, what it holds, and the verdicts inside it."""
+    m = result.manifest
+    summary = {"files": len(m["files"]), "bytes": result.size, "redacted": m["redacted"], "verdicts": m["verdicts"]}
+    return output.envelope(summary, {
+        "bundle": result.path, "bytes": result.size, "files": len(m["files"]), "redacted": m["redacted"],
+        "masked_kinds": m["redaction"]["masked_kinds"], "secret_env": m["redaction"]["secret_env"],
+        "verdicts": m["verdicts"], "left_out": m["left_out"], "seconds": round(seconds, 3)})
+
+
 def stack_line(stack: Dict[str, str]) -> str:
     return " · ".join(f"{LABEL[k]} {stack[k]}" for k in ORDER if stack.get(k)) or "no versions detected"
 
@@ -23,7 +34,7 @@ def render_summary(manifest: Dict[str, Any], check: Dict[str, Any], compat: Dict
                    triage: Optional[Dict[str, Any]], masked_kinds: Dict[str, int], secret_env: List[str],
                    files: List[Dict[str, Any]], left_out: List[Dict[str, str]]) -> str:
     host = manifest["host"]
-    lines = [f"### ascend-doctor bundle · {host['label']}", ""]
+    lines = output.md_heading("bundle", host["label"])
     lines.append(f"ascend-doctor {manifest['tool']['version']} · created {manifest['created']} · "
                  f"user {host.get('user')} · {host.get('arch') or 'arch ?'}")
     if manifest["redacted"]:
@@ -41,10 +52,10 @@ def render_summary(manifest: Dict[str, Any], check: Dict[str, Any], compat: Dict
         f"{counts[k]} {k}" for k in ("fail", "timeout", "error", "warn", "ok", "skip") if counts.get(k)))
     problems = [f for f in check["findings"] if f["status"] in PROBLEM]
     if problems:
-        lines += ["", "| check | status | summary | fix |", "|---|---|---|---|"]
-        for f in problems:
-            fix = (f.get("fix") or {}).get("commands") or []
-            lines.append(f"| `{f['id']}` | {f['status']} | {_cell(f['summary'])} | {_cell('`' + fix[0] + '`' if fix else '')} |")
+        lines.append("")
+        lines += output.md_table(["check", "status", "summary", "fix"], [
+            (f"`{f['id']}`", f["status"], f["summary"], "`" + fix[0] + "`" if fix else "")
+            for f, fix in ((f, (f.get("fix") or {}).get("commands") or []) for f in problems)])
     lines.append("")
     lines.append(f"**compat:** {compat.get('verdict')}")
     bad = [p for p in compat.get("pairs", []) if p.get("verdict") != "compatible"]

@@ -77,11 +77,9 @@ def run_bundle(
             shutil.rmtree(scratch, ignore_errors=True)
     m = result.manifest
     if fmt == "json":
-        doc = {"schema": 1, "bundle": result.path, "bytes": result.size, "files": len(m["files"]),
-               "redacted": m["redacted"], "masked_kinds": m["redaction"]["masked_kinds"],
-               "secret_env": m["redaction"]["secret_env"], "verdicts": m["verdicts"], "left_out": m["left_out"],
-               "seconds": round(seconds, 3)}
-        out.write(json.dumps(doc, indent=2) + "\n")
+        from ..bundle.summary import bundle_json
+
+        out.write(json.dumps(bundle_json(result, seconds), indent=2) + "\n")
     elif fmt == "md":
         out.write(result.summary_md)
     else:

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, TextIO, Tuple
 
+from .. import output
 from ..checks import load_all
 from ..checks.compat_checks import stack_from_facts
 from ..errors import UsageError
@@ -124,7 +125,10 @@ def _evaluate(stack: Dict[str, str], sources: Dict[str, str], where: Optional[st
         data["from"] = sources
         if where is not None:
             data["host"] = where
-        out.write(json.dumps(data, indent=2) + "\n")
+        from compat_matrix.report import VERDICTS
+
+        summary = {"verdict": rep.verdict, "pairs": output.counts((p.verdict for p in rep.pairs), VERDICTS)}
+        out.write(json.dumps(output.envelope(summary, data), indent=2) + "\n")
     elif fmt == "md":
         out.write(_md_report(rep, sources, where))
     else:
@@ -161,18 +165,19 @@ def _text_report(rep: Any, sources: Dict[str, str], where: Optional[str], out: T
     console.print("  " + escape(_stack_line(rep.stack, sources)))
     if rep.pairs:
         console.print("")
-    width = max((len("%s ~ %s" % (LABEL[p.a], LABEL[p.b])) for p in rep.pairs), default=10)
+    rows = []
     for p in rep.pairs:
-        name = ("%s ~ %s" % (LABEL[p.a], LABEL[p.b])).ljust(width)
-        console.print("  %s %s  %s  %s" % (_mark(p.verdict, console), escape(name), escape(p.verdict.ljust(15)),
-                                           escape(p.reason)))
+        text = [escape(p.reason)]
         if p.verdict != "compatible":
             for label, value in (("found", p.found), ("required", p.required), ("source", p.source)):
                 if value:
-                    console.print("      [dim]%-9s[/dim]%s" % (label, escape(value)))
+                    text.append("[dim]%-9s[/dim]%s" % (label, escape(value)))
         elif p.source_id and p.source_id.startswith("pypi: "):
             # a pairing read from a wheel (no table lists it): say where it comes from
-            console.print("      [dim]%-9s[/dim]%s" % ("source", escape("%s (%s)" % (p.source_id, p.source))))
+            text.append("[dim]%-9s[/dim]%s" % ("source", escape("%s (%s)" % (p.source_id, p.source))))
+        rows.append(["%s %s" % (_mark(p.verdict, console), escape("%s ~ %s" % (LABEL[p.a], LABEL[p.b]))),
+                     escape(p.verdict), "\n".join(text)])
+    output.print_table(console, None, rows)
     if rep.notes:
         console.print("")
         for n in rep.notes:
@@ -217,13 +222,10 @@ def _suggest_command(pinned: Dict[str, str], all_builds: bool = False) -> str:
 
 
 def _md_report(rep: Any, sources: Dict[str, str], where: Optional[str]) -> str:
-    out = ["## ascend-doctor compat", "",
-           "Stack (%s): %s" % (where or "flags", _stack_line(rep.stack, sources)), "",
-           "| | Pair | Verdict | Reason | Required | Source |", "|---|---|---|---|---|---|"]
-    for p in rep.pairs:
-        out.append("| %s | %s ~ %s | %s | %s | %s | %s |" % (
-            MARK[p.verdict][0], LABEL[p.a], LABEL[p.b], p.verdict, _cell(p.reason), _cell(p.required or ""),
-            _cell(p.source or "")))
+    out = [*output.md_heading("compat"), "Stack (%s): %s" % (where or "flags", _stack_line(rep.stack, sources)), ""]
+    out += output.md_table(["", "Pair", "Verdict", "Reason", "Required", "Source"],
+                           [(MARK[p.verdict][0], "%s ~ %s" % (LABEL[p.a], LABEL[p.b]), p.verdict, p.reason,
+                             p.required or "", p.source or "") for p in rep.pairs])
     if rep.notes:
         out += [""] + ["- " + n for n in rep.notes]
     out += ["", "**Verdict: %s**" % rep.verdict]
@@ -239,10 +241,10 @@ def _suggest(pinned: Dict[str, str], all_builds: bool, fmt: str, out: TextIO) ->
     hidden = [lo for lo in left_out if lo.non_ga_filter] if not all_builds else []
     nxt = _suggest_command(pinned, True) if hidden else None
     if fmt == "json":
-        out.write(json.dumps({"schema": 1, "pinned": pinned, "count": len(stacks),
-                              "stacks": [s.to_json() for s in stacks],
-                              "not_listed": [lo.to_json() for lo in left_out],
-                              "missing": missing, "next": nxt}, indent=2) + "\n")
+        summary = {"stacks": len(stacks), "not_listed": len(left_out), "first": dict(stacks[0].components) if stacks else None}
+        out.write(json.dumps(output.envelope(summary, {
+            "pinned": pinned, "count": len(stacks), "stacks": [s.to_json() for s in stacks],
+            "not_listed": [lo.to_json() for lo in left_out], "missing": missing, "next": nxt}), indent=2) + "\n")
     elif fmt == "md":
         out.write(_md_stacks(pinned, stacks, left_out, missing, nxt))
     else:
@@ -315,20 +317,13 @@ def _text_stacks(pinned: Dict[str, str], stacks: List[Any], left_out: List[Any],
         console.print("[red]No supported stack has all of: %s.[/red]" % escape(pins))
         if left_out:
             console.print("  [dim]known builds:[/dim]")
-            rows = _left_out_rows(left_out)
-            widths = [max(len(r[i]) for r in rows) for i in range(4)]
-            for r in rows:
-                console.print("    " + escape("  ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + "  " + r[4]))
+            output.print_table(console, None, _left_out_rows(left_out), indent=4, markup=False)
         if missing:
             console.print("  [dim]missing:[/dim] " + escape(missing))
         if nxt:
             console.print("  [dim]list them anyway:[/dim] [cyan]$ %s[/cyan]" % escape(nxt))
         return
-    rows = [[fn(s) for _, fn in _COLS] for s in stacks]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, (h, _) in enumerate(_COLS)]
-    console.print("  " + escape("  ".join(h.ljust(w) for (h, _), w in zip(_COLS, widths))))
-    for r in rows:
-        console.print("  " + escape("  ".join(c.ljust(w) for c, w in zip(r, widths))))
+    output.print_table(console, [h for h, _ in _COLS], [[fn(s) for _, fn in _COLS] for s in stacks], markup=False)
     first = stacks[0]
     console.print("")
     if any(s.pairing == "supported" for s in stacks):
@@ -350,25 +345,17 @@ def _text_stacks(pinned: Dict[str, str], stacks: List[Any], left_out: List[Any],
 def _md_stacks(pinned: Dict[str, str], stacks: List[Any], left_out: List[Any], missing: Optional[str],
                nxt: Optional[str]) -> str:
     pins = ", ".join("%s %s" % (LABEL[k], v) for k, v in pinned.items()) or "nothing pinned"
-    out = ["## ascend-doctor compat --suggest", "", "Pinned: %s · %d stacks, newest first" % (pins, len(stacks)), ""]
+    out = [*output.md_heading("compat --suggest"), "Pinned: %s · %d stacks, newest first" % (pins, len(stacks)), ""]
     if stacks:
-        out += ["| " + " | ".join(h for h, _ in _COLS) + " |", "|" + "---|" * len(_COLS)]
-        for s in stacks:
-            out.append("| " + " | ".join(_cell(fn(s)) for _, fn in _COLS) + " |")
+        out += output.md_table([h for h, _ in _COLS], [[fn(s) for _, fn in _COLS] for s in stacks])
     if left_out and not stacks:
-        out += ["", "Known builds, not listed:", "", "| torch_npu | status | PyPI | Python | why not listed |",
-                "|---|---|---|---|---|"]
-        for r in _left_out_rows(left_out):
-            out.append("| " + " | ".join(_cell(c) for c in r) + " |")
+        out += ["", "Known builds, not listed:", ""]
+        out += output.md_table(["torch_npu", "status", "PyPI", "Python", "why not listed"], _left_out_rows(left_out))
     if missing:
         out += ["", "Missing: " + missing]
     if nxt:
         out += ["", "List the builds left out: `%s`" % nxt]
     return "\n".join(out) + "\n"
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 # ---------------------------------------------------------------------------- upgrade
@@ -379,21 +366,22 @@ def _upgrade(current: Dict[str, str], target: Dict[str, str], where: Optional[st
         plan = upgrade_path(current, target)
     except ValueError as exc:
         if fmt == "json":
-            out.write(json.dumps({"schema": 1, "current": current, "target": target, "steps": None,
-                                  "error": str(exc)}, indent=2) + "\n")
+            out.write(json.dumps(output.envelope({"steps": None, "error": str(exc)}, {
+                "current": current, "target": target, "steps": None, "error": str(exc)}), indent=2) + "\n")
         else:
             out.write("ascend-doctor compat --upgrade: %s\n" % exc)
         return 1
     if fmt == "json":
         data = plan.to_json()
         data["host"] = where
-        out.write(json.dumps(data, indent=2) + "\n")
+        summary = {"steps": len(plan.steps), "verdict_before": plan.before.verdict, "verdict_after": plan.after.verdict}
+        out.write(json.dumps(output.envelope(summary, data), indent=2) + "\n")
         return 0
     lines: List[Tuple[str, str]] = []
     for i, step in enumerate(plan.steps, 1):
         lines.append(("%d. %s: %s -> %s" % (i, LABEL[step.component], step.current or "(none)", step.target), step.reason))
     if fmt == "md":
-        md = ["## ascend-doctor compat --upgrade", "", "From (%s): %s" % (where, _stack_line(plan.current)),
+        md = [*output.md_heading("compat --upgrade"), "From (%s): %s" % (where, _stack_line(plan.current)),
               "", "To: %s" % _stack_line(plan.target), ""]
         for (head, reason), step in zip(lines, plan.steps):
             md += ["**%s** - %s" % (head, reason), "", "```sh", *step.commands, "```", ""]

@@ -19,17 +19,15 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Optional, TextIO, Tuple
+from typing import List, Optional, TextIO, Tuple
 
-from .. import __version__
 from ..errors import UsageError
 from ..flows.evidence import Evidence
 from ..flows.model import SYMPTOMS, FlowError, load_flow
+from ..flows.render import render_md, render_text, to_json
 from ..flows.runner import pick_symptom, run_flow
 from .common import make_host, output_format
 
-MARK = {"confirmed": "✗", "ruled_out": "✓", "inconclusive": "?", "not_run": "-"}
-LABEL = {"confirmed": "confirmed", "ruled_out": "ruled out", "inconclusive": "inconclusive", "not_run": "not run"}
 
 
 def _sim(scenario: str) -> Tuple[Path, Path, List[str], List[str]]:
@@ -137,91 +135,3 @@ def run_diagnose(
     else:
         out.write(render_text(doc))
     return 1 if result.cause else 0
-
-
-def to_json(result, why: str, sim: Optional[str] = None) -> Dict[str, Any]:
-    doc: Dict[str, Any] = {
-        "schema": 1,
-        "tool": {"name": "ascend-doctor", "version": __version__},
-        "symptom": result.flow.symptom,
-        "symptom_reason": why,
-        "flow": result.flow.title,
-        "steps": [s.to_json() for s in result.steps],
-        "cause": result.cause,
-        "ruled_out": [s.id for s in result.steps if s.verdict == "ruled_out"],
-        "left": result.left,
-    }
-    if sim:
-        doc["sim"] = sim
-    return doc
-
-
-def _wrap(label: str, text: str, width: int = 100) -> List[str]:
-    import textwrap
-
-    pad = " " * 6
-    lines = textwrap.wrap(text, width=width - len(pad) - len(label)) or [""]
-    return [pad + label + lines[0]] + [pad + " " * len(label) + ln for ln in lines[1:]]
-
-
-def render_text(doc: Dict[str, Any]) -> str:
-    lines = [f"diagnose: {doc['symptom']} -- {doc['flow']}", f"  why this flow: {doc['symptom_reason']}", ""]
-    for n, s in enumerate(doc["steps"], 1):
-        lines.append(f"  {n}. {MARK[s['verdict']]} {LABEL[s['verdict']]:<12} {s['id']}: {s['question']}")
-        if s["ran"]:
-            lines += _wrap("ran:   ", s["ran"])
-        lines += _wrap("found: ", s["found"])
-        if s.get("means"):
-            lines += _wrap("means: ", s["means"])
-        if s["verdict"] == "not_run":
-            lines += _wrap("collect: ", s.get("collect") or "")
-            lines += _wrap("run:     ", s.get("command") or "")
-    lines.append("")
-    cause = doc["cause"]
-    if cause:
-        lines += _wrap("", f"CAUSE ({cause['category']}{', ' + cause['layer'] if cause.get('layer') else ''}): {cause['summary']}")
-        fix = cause.get("fix") or {}
-        if fix.get("text"):
-            lines += _wrap("fix: ", fix["text"])
-        for cmd in fix.get("commands") or []:
-            lines.append(f"        $ {cmd}")
-    else:
-        lines.append("      no cause confirmed.")
-    if doc["ruled_out"]:
-        lines.append(f"      ruled out: {', '.join(doc['ruled_out'])}")
-    left = [i for i in doc["left"] if i["verdict"] != "not_reached"]
-    if left:
-        lines.append("      left open:")
-        for item in left:
-            tail = f" -> {item['command']}" if item.get("command") else ""
-            lines.append(f"        {item['id']} ({item['verdict'].replace('_', ' ')}){tail}")
-    not_reached = [i["id"] for i in doc["left"] if i["verdict"] == "not_reached"]
-    if not_reached:
-        lines.append(f"      not reached: {', '.join(not_reached)}")
-    return "\n".join(lines) + "\n"
-
-
-def _md(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def render_md(doc: Dict[str, Any]) -> str:
-    lines = [f"## diagnose: {doc['symptom']}", "", f"{doc['flow']}. Why this flow: {_md(doc['symptom_reason'])}.", "",
-             "| # | step | verdict | found | next |", "|---|---|---|---|---|"]
-    for n, s in enumerate(doc["steps"], 1):
-        found = s["found"] + (f" Collect: {s.get('collect')}; run `{s.get('command')}`" if s["verdict"] == "not_run" else "")
-        lines.append(f"| {n} | {_md(s['id'])}: {_md(s['question'])} | {LABEL[s['verdict']]} | {_md(found)} | {_md(s['next'] or '')} |")
-    lines.append("")
-    cause = doc["cause"]
-    if cause:
-        lines.append(f"**Cause ({cause['category']})**: {_md(cause['summary'])}")
-        fix = cause.get("fix") or {}
-        if fix.get("text"):
-            lines += ["", f"**Fix**: {_md(fix['text'])}"]
-        if fix.get("commands"):
-            lines += ["", "```sh"] + list(fix["commands"]) + ["```"]
-    else:
-        lines.append("No cause confirmed.")
-    if doc["left"]:
-        lines += ["", "Left: " + ", ".join(f"{i['id']} ({i['verdict'].replace('_', ' ')})" for i in doc["left"])]
-    return "\n".join(lines) + "\n"

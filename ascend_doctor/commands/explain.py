@@ -11,7 +11,6 @@ format), 3 the knowledge base itself could not be loaded.
 """
 from __future__ import annotations
 
-import json
 import re
 import sys
 from typing import Any, Dict, List, Optional, TextIO
@@ -60,7 +59,7 @@ def run_explain(
             return 3
     result = explain(base, query)
     if fmt == "json":
-        out.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+        out.write(to_json(result))
     elif fmt == "md":
         out.write(render_md(result))
     else:
@@ -213,6 +212,16 @@ def _not_found_message(base: Any, query: str, kind: str) -> str:
 
 
 # ------------------------------------------------------------------ rendering
+def to_json(result: Dict[str, Any]) -> str:
+    """The ``--json`` document: the envelope of docs/output.md around the explanation."""
+    from ascend_doctor import output
+
+    top = result["matches"][0] if result["matches"] else None
+    summary = {"found": result["found"], "kind": result["kind"], "codes": len(result["codes"]),
+               "matches": len(result["matches"]), "category": top["category"] if top else None}
+    return output.dumps(output.envelope(summary, result))
+
+
 def _label(name: str) -> str:
     return f"  {name + ':':<10}"
 
@@ -231,10 +240,11 @@ def render_text(result: Dict[str, Any], out: TextIO) -> None:
     else:
         _text_matches(console, escape, result["matches"])
         if result["codes"]:
+            from ascend_doctor.output import print_table
+
             console.print("[bold]Codes in the text:[/bold]")
-            for code in result["codes"]:
-                via = "".join(f" -> {c['code']}" for c in code.get("reported_as", []))
-                console.print(f"  {escape(code['code'])}{escape(via)}  {escape(code['name'])}: {escape(code['meaning'])}")
+            print_table(console, None, [(code["code"] + "".join(f" -> {c['code']}" for c in code.get("reported_as", [])),
+                                         f"{code['name']}: {code['meaning']}") for code in result["codes"]], markup=False)
             console.print("")
 
 
@@ -285,10 +295,12 @@ def _text_matches(console: Any, escape: Any, matches: List[Dict[str, Any]]) -> N
 
 
 def render_md(result: Dict[str, Any]) -> str:
-    lines: List[str] = []
+    from ascend_doctor.output import md_heading
+
+    lines: List[str] = md_heading("explain")
     if not result["found"]:
-        return "\n".join(["# Not in the knowledge base", "", f"`{result['query'][:200]}`", "", result["not_found"] or "", ""])
-    lines += ["# ascend-doctor explain", ""]
+        return "\n".join(lines + ["**Not in the knowledge base:**", "", f"`{result['query'][:200]}`", "",
+                                   result["not_found"] or "", ""])
     if result.get("ambiguous"):
         lines += ["> This number is ambiguous; each reading is shown (write `hccl:N` or `drv:N`).", ""]
     code_lines: List[str] = []

@@ -12,8 +12,9 @@ import sys
 from typing import List, Optional, TextIO
 
 from ..errors import UsageError
-from ..fleet.compare import FIELDS, LABEL, compare
+from ..fleet.compare import compare
 from ..fleet.load import FleetInputError, Skipped, collect_paths, load_report, name_nodes
+from ..fleet.render import render_md, render_text, to_json
 from .common import output_format
 
 
@@ -40,84 +41,9 @@ def run_fleet(paths: List[str], fmt: str = "text", json_flag: bool = False, verb
     name_nodes(nodes)
     report = compare(nodes)
     if fmt == "json":
-        doc = report.to_json()
-        doc["skipped"] = [{"path": s.path, "reason": s.reason} for s in skipped]
-        out.write(json.dumps(doc, indent=2) + "\n")
+        out.write(json.dumps(to_json(report, skipped), indent=2) + "\n")
     elif fmt == "md":
         out.write(render_md(report, skipped))
     else:
         out.write(render_text(report, skipped, verbose))
     return 1 if report.to_fix else 0
-
-
-def _majority_line(report) -> str:
-    parts = []
-    for f in FIELDS:
-        if f in report.majority:
-            value, count = report.majority[f]
-            parts.append(f"{LABEL[f]} {value}" + ("" if count == len(report.nodes) else f" ({count}/{len(report.nodes)})"))
-    return " · ".join(parts) or "no versions in the reports"
-
-
-def _problems(v) -> List[str]:
-    n = v.node
-    bits = [d.text() for d in v.differs]
-    if n.unhealthy:
-        bits.append("unhealthy " + ", ".join(n.unhealthy[:4]) + (" ..." if len(n.unhealthy) > 4 else ""))
-    for f in n.failing:
-        bits.append(f"{f['status']} {f['id']}")
-    return bits
-
-
-def LABEL_OF(field_name: str) -> str:
-    return LABEL[field_name]
-
-
-def render_text(report, skipped, verbose: int = 0) -> str:
-    n = len(report.nodes)
-    to_fix = report.to_fix
-    lines = [f"ascend-doctor fleet: {n} node{'s' if n != 1 else ''}",
-             f"majority stack: {_majority_line(report)}",
-             *[f"no majority for {LABEL_OF(f)}: " + " and ".join(vals) + f" on {report.majority[f][1]} nodes each (the first is the reference)"
-               for f, vals in report.ties.items()],
-             f"{len(report.clean)} node{'s' if len(report.clean) != 1 else ''} run it and pass every check"
-             + (f"; {len(to_fix)} differ or fail:" if to_fix else ".")]
-    if to_fix:
-        lines.append("")
-        lines.append("fix first:")
-        width = max(len(v.node.name) for v in to_fix)
-        for i, v in enumerate(to_fix, 1):
-            probs = _problems(v)
-            lines.append(f"  {i:>2}. {v.node.name:<{width}}  {probs[0] if probs else ''}")
-            for p in probs[1:]:
-                lines.append(f"      {'':<{width}}  {p}")
-            if verbose:
-                for f in v.node.failing:
-                    lines.append(f"      {'':<{width}}    {f['id']}: {f['summary']}")
-                lines.append(f"      {'':<{width}}    report: {v.node.path}")
-        from collections import Counter
-
-        failing = Counter(f["id"] for v in report.nodes for f in v.node.failing)
-        if failing:
-            lines.append("")
-            lines.append("failing checks: " + ", ".join(f"{cid} on {c} node{'s' if c != 1 else ''}" for cid, c in failing.most_common()))
-    if skipped:
-        lines.append("")
-        lines.append(f"skipped {len(skipped)} input{'s' if len(skipped) != 1 else ''}:")
-        for s in skipped[:10]:
-            lines.append(f"  {s.path}: {s.reason}")
-    return "\n".join(lines) + "\n"
-
-
-def render_md(report, skipped) -> str:
-    n = len(report.nodes)
-    lines = [f"### ascend-doctor fleet: {n} nodes", "", f"**Majority stack:** {_majority_line(report)}", "",
-             f"{len(report.clean)} nodes run it and pass every check."]
-    to_fix = report.to_fix
-    if to_fix:
-        lines += ["", "| # | node | what differs or fails |", "|---|---|---|"]
-        for i, v in enumerate(to_fix, 1):
-            lines.append(f"| {i} | `{v.node.name}` | " + "; ".join(p.replace("|", "\\|") for p in _problems(v)) + " |")
-    if skipped:
-        lines += ["", "Skipped: " + "; ".join(f"`{s.path}` ({s.reason})" for s in skipped[:10])]
-    return "\n".join(lines) + "\n"

@@ -289,6 +289,10 @@ def run_watch(stats: str, threshold: float = 0.10, pool: str = "all", device: Op
     sleep = sleep or time.sleep
     n = 0
     over = False
+    if fmt == "md":
+        from ..output import md_heading
+
+        out.write("\n".join(md_heading("oom watch", stats)) + "\n")
     while True:
         try:
             facts = load_stats(stats, device=device)
@@ -305,7 +309,9 @@ def run_watch(stats: str, threshold: float = 0.10, pool: str = "all", device: Op
         if fmt == "prometheus":
             out.write(body)
         elif fmt == "json":
-            out.write(json.dumps({"schema": 1, "stats": stats, "metrics": metrics}) + "\n")
+            from ..memory.watch import watch_json
+
+            out.write(json.dumps(watch_json(stats, metrics), ensure_ascii=False) + "\n")
         else:
             verdict = "RESTART ADVISED" if over else "ok"
             line = (f"{verdict}: fragmentation {metrics['fragmentation_ratio']:.1%} (threshold {threshold:.0%}); "

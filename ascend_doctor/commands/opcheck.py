@@ -134,10 +134,9 @@ def run_record(
     rec = m.recorded
     summary = _record_summary(m, out)
     if fmt == "json":
-        sys.stdout.write(json.dumps({"schema": 1, "manifest": out, "ops": len(m.ops), "calls": m.total_calls,
-                                     "complete": rec.get("complete", True), "recorded": rec}, indent=2) + "\n")
+        sys.stdout.write(render.record_json(out, m))
     elif fmt == "md":
-        sys.stdout.write(f"# opcheck record\n\n{summary}\n")
+        sys.stdout.write(render.record_md(summary))
     sys.stderr.write(f"ascend-doctor: opcheck {summary}\n")
     return 0 if rc == 0 and rec.get("complete", True) else 1
 
@@ -261,64 +260,8 @@ def _replay_dir(path: Union[str, Path]) -> Path:
 
 def run_versions(fmt: str = "text", json_flag: bool = False) -> int:
     """List the torch_npu lines and builds the op data covers (every one is a valid --from/--to)."""
-    from compat_matrix import op_support
-    from compat_matrix.op_support import store
-
+    doc = render.versions_doc()
     fmt = output_format(fmt, json_flag)
-
-    rels = op_support.releases()
-    wheels = {r.wheel: r for r in store.wheel_releases()}
-    lines = store.wheel_lines()
-    unreadable = store.wheel_unreadable()
-    if fmt == "json":
-        doc = {
-            "schema": 1,
-            "lines": [{"line": ln["line"], "torch": wheels[ln["base"]].torch, "newest": ln["base"],
-                       "counts": dict(wheels[ln["base"]].counts),
-                       "builds": [{"wheel": w, "cann": wheels[w].cann or None, "cann_basis": wheels[w].cann_basis,
-                                   "branch": wheels[w].git_branch, "ops": wheels[w].counts.get("total"),
-                                   "source": wheels[w].source} for w in ln["builds"]]}
-                      for ln in lines],
-            "unreadable": unreadable,
-            "releases": [dict(r.to_json(), counts=dict(r.counts)) for r in rels],
-        }
-        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
-        return 0
-    if fmt == "md":
-        return _versions_md(lines, wheels, rels, unreadable)
-    out = sys.stdout.write
-    out(f"torch_npu lines, each build read from its own wheel (pypi: torch-npu==V): {len(wheels)} builds\n")
-    out(f"{'line':<8} {'torch':<6} {'newest':<13} {'CANN':<8} {'ops':>5} {'aten':>5} {'npu':>4}  builds\n")
-    for ln in reversed(lines):
-        base = wheels[ln["base"]]
-        c = base.counts
-        others = [w for w in ln["builds"] if w != ln["base"]]
-        shown = ", ".join(w[len(ln["line"]):] or w for w in reversed(others))
-        out(f"{ln['line']:<8} {base.torch:<6} {base.wheel:<13} {base.cann or '?':<8} {c.get('total', 0):>5} "
-            f"{c.get('aten', 0):>5} {c.get('npu', 0):>4}  {len(ln['builds'])}" + (f" (also {shown})" if shown else "") + "\n")
-    if unreadable:
-        out("not readable: " + "; ".join(f"{u['wheel']}: {u['reason']}" for u in unreadable) + "\n")
-    else:
-        out("every build on the index was read; any of them is a --from/--to\n")
-    out("\nrelease branches (upstream op-plugin and torch_npu files at the branch's commit)\n")
-    out(f"{'branch':<16} {'release':<8} {'torch':<6} {'wheel':<14} {'CANN':<9} ops\n")
-    for r in rels:
-        out(f"{r.branch:<16} {r.release:<8} {r.torch:<6} {r.wheel:<14} {r.cann:<9} {r.counts.get('total', '')}\n")
-    return 0
-
-
-def _versions_md(lines, wheels, rels, unreadable) -> int:
-    out = sys.stdout.write
-    out(f"# opcheck versions\n\ntorch_npu lines, each build read from its own wheel (pypi: torch-npu==V): {len(wheels)} builds\n\n")
-    out("| line | torch | newest | CANN | ops | aten | npu | builds |\n|---|---|---|---|---:|---:|---:|---|\n")
-    for ln in reversed(lines):
-        base = wheels[ln["base"]]
-        c = base.counts
-        out(f"| {ln['line']} | {base.torch} | {base.wheel} | {base.cann or '?'} | {c.get('total', 0)} | {c.get('aten', 0)} "
-            f"| {c.get('npu', 0)} | {', '.join(reversed(ln['builds']))} |\n")
-    if unreadable:
-        out("\nNot readable: " + "; ".join(f"{u['wheel']}: {u['reason']}" for u in unreadable) + "\n")
-    out("\n## Release branches\n\n| branch | release | torch | wheel | CANN | ops |\n|---|---|---|---|---|---:|\n")
-    for r in rels:
-        out(f"| {r.branch} | {r.release} | {r.torch} | {r.wheel} | {r.cann} | {r.counts.get('total', '')} |\n")
+    sys.stdout.write(json.dumps(doc, indent=2) + "\n" if fmt == "json" else
+                     render.versions_md(doc) if fmt == "md" else render.versions_text(doc))
     return 0

@@ -73,7 +73,6 @@ class FleetReport:
         to_fix = self.to_fix
         failing = Counter(f["id"] for v in self.nodes for f in v.node.failing)
         return {
-            "schema": 1,
             "nodes": len(self.nodes),
             "majority": {k: {"value": v, "nodes": c} for k, v, c in ((k, *self.majority[k]) for k in FIELDS if k in self.majority)},
             "clean": len(self.clean),

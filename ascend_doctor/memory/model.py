@@ -4,9 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from .. import __version__
 from ..core.units import Size
-from ..model import SCHEMA
+from ..output import envelope
 from .advice import Plan, ReleaseInfo
 from .device_usage import DeviceUsage
 from .message import LogFacts
@@ -75,14 +74,12 @@ class Diagnosis:
 
     def to_json(self) -> Dict[str, Any]:
         plan = self.plan
-        return {
-            "schema": SCHEMA,
-            "tool": {"name": "ascend-doctor", "version": __version__},
+        summary = {"verdict": self.verdict, "status": self.status, "category": self.category, "text": self.summary}
+        return envelope(summary, {
             "verdict": self.verdict,
             "status": self.status,
             "category": self.category,
             "title": self.title,
-            "summary": self.summary,
             "rule": {"id": self.rule, "text": self.rule_text},
             "device": self.device,
             "flavor": self.flavor,
@@ -99,7 +96,7 @@ class Diagnosis:
             "other_processes": list(self.others),
             "notes": list(self.notes),
             "inputs": list(self.inputs),
-        }
+        })
 
 
 class Numbers:

@@ -1,10 +1,10 @@
 """The oom verb's output: text (verdict first, then the numbers, then the fix), JSON, Markdown."""
 from __future__ import annotations
 
-import json
 import textwrap
 from typing import List, Tuple
 
+from .. import output
 from ..core.units import format_size
 from .model import Diagnosis
 
@@ -51,7 +51,7 @@ def _rows(d: Diagnosis) -> List[Tuple[str, str, str]]:
 
 
 def render_json(d: Diagnosis) -> str:
-    return json.dumps(d.to_json(), indent=2, ensure_ascii=False)
+    return output.dumps(d.to_json()).rstrip("\n")
 
 
 def _wrap(text: str, indent: str) -> List[str]:
@@ -67,9 +67,8 @@ def render_text(d: Diagnosis) -> str:
     if rows:
         where = f" (device {d.device})" if d.device is not None else ""
         out.append(f"numbers{where}:")
-        width = max(len(r[0]) for r in rows)
-        for label, value, extra in rows:
-            out.append(f"  {label.ljust(width)}  {value.rjust(11)}" + (f"   [{extra}]" if extra else ""))
+        out += output.table_lines(None, [(label, value, f"[{extra}]" if extra else "") for label, value, extra in rows],
+                                  right=(1,))
     if d.evidence:
         out.append("evidence:")
         for e in d.evidence:
@@ -89,11 +88,11 @@ def render_text(d: Diagnosis) -> str:
         if shown:
             release = f" (torch_npu: {d.release})" if d.release else ""
             out.append(f"allocator settings{release}:")
-            sw = max(len(a.setting) for a in shown)
+            rows = []
             for a in shown:
                 have = {True: "available", False: f"needs {a.since} or later", None: f"since {a.since}"}[a.supported]
-                out.append(f"  {a.status:<12} {a.setting.ljust(sw)}  {have}")
-                out.extend(_wrap(a.why, "               "))
+                rows.append((a.status, a.setting, "\n".join([have] + textwrap.wrap(a.why, 72, break_on_hyphens=False))))
+            out += output.table_lines(None, rows)
     if d.notes:
         out.append("notes:")
         for n in d.notes:
@@ -106,13 +105,12 @@ def render_text(d: Diagnosis) -> str:
 
 
 def render_md(d: Diagnosis) -> str:
-    out: List[str] = ["# ascend-doctor oom", "", f"**{d.verdict}** ({d.status}): {d.title}", ""]
+    out: List[str] = [*output.md_heading("oom"), f"**{d.verdict}** ({d.status}): {d.title}", ""]
     if d.rule_text:
         out += [f"Rule: {d.rule_text}.", ""]
     rows = _rows(d)
     if rows:
-        out += ["| number | value | note |", "|---|---:|---|"]
-        out += [f"| {label} | {value} | {extra} |" for label, value, extra in rows]
+        out += output.md_table(["number", "value", "note"], rows, right=(1,))
         out.append("")
     if d.evidence:
         out += ["## Evidence", "", "```"]
@@ -129,10 +127,9 @@ def render_md(d: Diagnosis) -> str:
             out += ["In the program:", "", "```python"] + plan.code + ["```", ""]
         shown = [a for a in plan.advice if a.status != "not_for_this"]
         if shown:
-            out += ["| setting | status | torch_npu | why |", "|---|---|---|---|"]
-            for a in shown:
-                have = {True: "available", False: f"needs {a.since} or later", None: f"since {a.since}"}[a.supported]
-                out.append(f"| `{a.setting}` | {a.status} | {have} | {a.why} |")
+            have = {True: "available", False: "needs {} or later", None: "since {}"}
+            out += output.md_table(["setting", "status", "torch_npu", "why"],
+                                   [(f"`{a.setting}`", a.status, have[a.supported].format(a.since), a.why) for a in shown])
             out.append("")
     if d.notes:
         out += ["## Notes", ""] + [f"- {n}" for n in d.notes] + [""]

@@ -30,6 +30,8 @@ import math
 import re
 from typing import Any, Dict, Mapping, Optional
 
+from ..output import envelope
+
 DEFAULT_THRESHOLD = 0.10
 PREFIX = "ascend_npu_memory"
 _LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
@@ -100,6 +102,12 @@ def fragmentation_metrics(stats: Mapping[str, Any], threshold: float = DEFAULT_T
         "threshold": threshold,
         "over_threshold": ratio >= threshold,
     }
+
+
+def watch_json(stats: str, metrics: Mapping[str, Any]) -> Dict[str, Any]:
+    """One reading as the ``--json`` document (one line per reading with ``--interval``)."""
+    summary = {"over_threshold": metrics["over_threshold"], "fragmentation_ratio": metrics["fragmentation_ratio"]}
+    return envelope(summary, {"stats": stats, "metrics": dict(metrics)})
 
 
 def _escape(value: str) -> str:

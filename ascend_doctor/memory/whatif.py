@@ -33,8 +33,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .. import __version__
 from ..core.units import format_size
+from ..output import envelope, md_heading, md_table, table_lines
 from .advice import max_split_mb
 from .errors import MemoryInputError
 from .input_file import open_input
@@ -270,17 +270,18 @@ def simulate(trace: TraceInput, confs: Sequence[str], profile: Optional[str] = N
 
 def report(trace: TraceInput, outcomes: List[Outcome], profile: Optional[str]) -> Dict[str, Any]:
     best = next((o for o in outcomes if o.completed and o.error is None), None)
-    return {
-        "schema": 1,
-        "tool": {"name": "ascend-doctor", "version": __version__},
+    finishes = [o.conf or "default" for o in outcomes if o.completed and o.error is None]
+    summary = {"settings": len(outcomes), "finish": len(finishes), "oom": sum(1 for o in outcomes if not o.completed),
+               "best": (best.conf or "default") if best else None}
+    return envelope(summary, {
         "trace": {"name": trace.name, "source": trace.source, "events": len(trace.events),
                   "device_capacity_bytes": trace.capacity, "non_torch_bytes": trace.non_torch, "notes": trace.notes},
         "profile": profile,
         "results": [o.to_json() for o in outcomes],
-        "finishes": [o.conf or "default" for o in outcomes if o.completed and o.error is None],
+        "finishes": finishes,
         "advice": (f"PYTORCH_NPU_ALLOC_CONF={best.conf}" if best and best.conf else
                    ("the default finishes" if best else "no setting finishes: the trace needs more memory than the device has")),
-    }
+    })
 
 
 def render_text(doc: Dict[str, Any]) -> str:
@@ -298,10 +299,8 @@ def render_text(doc: Dict[str, Any]) -> str:
         outcome = "finishes" if r["completed"] else f"OOM at event {r['first_oom_event']} ({r['ooms']} OOMs)"
         rows.append((r["conf"] or "default", outcome, format_size(r["peak_reserved"]), format_size(r["stranded"]),
                      format_size(r["cached_unused"]), str(r["alloc_retries"])))
-    widths = [max(len(x[i]) for x in rows + [head]) for i in range(len(head))]
     lines.append("")
-    lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
-    lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    lines += table_lines(head, rows, right=(2, 3, 4, 5))
     lines.append("")
     lines.append("  stranded = inactive split bytes (free, but pinned inside partly used segments) at the first OOM, or at the end")
     for r in doc["results"]:
@@ -315,14 +314,17 @@ def render_text(doc: Dict[str, Any]) -> str:
 
 def render_md(doc: Dict[str, Any]) -> str:
     t = doc["trace"]
-    lines = [f"## oom simulate: {t['name']}", "", f"{t['events']} events, {format_size(t['device_capacity_bytes'])} device.", "",
-             "| setting | outcome | peak reserved | stranded | reserved - allocated | retries |", "|---|---|---|---|---|---|"]
+    rows = []
     for r in doc["results"]:
         if r["error"]:
-            lines.append(f"| {r['conf'] or 'default'} | refused: {r['error']} | | | | |")
+            rows.append((r["conf"] or "default", f"refused: {r['error']}", "", "", "", ""))
             continue
         outcome = "finishes" if r["completed"] else f"OOM at event {r['first_oom_event']} ({r['ooms']} OOMs)"
-        lines.append(f"| {r['conf'] or 'default'} | {outcome} | {format_size(r['peak_reserved'])} | {format_size(r['stranded'])} | "
-                     f"{format_size(r['cached_unused'])} | {r['alloc_retries']} |")
+        rows.append((r["conf"] or "default", outcome, format_size(r["peak_reserved"]), format_size(r["stranded"]),
+                     format_size(r["cached_unused"]), r["alloc_retries"]))
+    lines = [*md_heading("oom simulate", t["name"]),
+             f"{t['events']} events, {format_size(t['device_capacity_bytes'])} device.", ""]
+    lines += md_table(("setting", "outcome", "peak reserved", "stranded", "reserved - allocated", "retries"), rows,
+                      right=(2, 3, 4, 5))
     lines += ["", f"Advice: {doc['advice']}"]
     return "\n".join(lines) + "\n"

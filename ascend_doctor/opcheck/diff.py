@@ -8,6 +8,7 @@ from ascend_doctor.opcheck.choices import FailOn
 from ascend_doctor.opcheck.classify import ON_CPU, OpVerdict, classify, op_notes
 from ascend_doctor.opcheck.manifest import Manifest, OpEntry
 from ascend_doctor.opcheck.skew import TorchSkew, torch_skew
+from ascend_doctor.output import envelope
 
 # change kind -> impact group shown in the summary
 CHANGE_IMPACT = {
@@ -232,8 +233,16 @@ class Report:
 
     def to_json(self) -> Dict[str, Any]:
         m = self.manifest
-        return {
-            "schema": 1,
+        return envelope({
+            "verdict": self.verdict,
+            "breaks": [c.op for c in self.group("breaks")],
+            "slower": [c.op for c in self.group("slower")],
+            "on_cpu_in_both": [c.op for c in self.group("on_cpu")],
+            "to_test": [c.op for c in self.group("test")],
+            "faster": [c.op for c in self.group("faster")],
+            "from_counts": self.counts(self.before),
+            "to_counts": self.counts(self.after),
+        }, {
             "manifest": {
                 "path": m.path,
                 "ops": len(m.ops),
@@ -243,20 +252,11 @@ class Report:
             "from": self.source,
             "to": self.target,
             "verdict": self.verdict,
-            "summary": {
-                "breaks": [c.op for c in self.group("breaks")],
-                "slower": [c.op for c in self.group("slower")],
-                "on_cpu_in_both": [c.op for c in self.group("on_cpu")],
-                "to_test": [c.op for c in self.group("test")],
-                "faster": [c.op for c in self.group("faster")],
-                "from_counts": self.counts(self.before),
-                "to_counts": self.counts(self.after),
-            },
             "ops": [dict(c.to_json(), source={"from": self.source.get("source"), "to": self.target.get("source")})
                     for c in self.changes],
             "notes": list(self.notes),
             "torch_skew": self.skew.to_json() if self.skew else None,
-        }
+        })
 
 
 def build_report(manifest: Manifest, before_support: Any, after_support: Any,

@@ -1,8 +1,9 @@
 """Text and Markdown views of an opcheck report (JSON comes from ``Report.to_json``)."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
+from ascend_doctor import output
 from ascend_doctor.opcheck.classify import OpVerdict
 from ascend_doctor.opcheck.diff import OpChange, Report
 
@@ -87,21 +88,22 @@ def _tally(report: Report) -> str:
     return ", ".join(f"{len(_visible(report, k))} {v}" for k, v in names.items())
 
 
-def _change_line(c: OpChange, report: Report) -> List[str]:
-    lines = [f"  {c.op}  x{c.calls}   {_state(c.before)} -> {_state(c.after)}"]
+def _change_row(c: OpChange, report: Report) -> List[str]:
+    """[op, calls, what changes + why, hint, ... one per line]: a row of a group's table."""
+    lines = [f"{_state(c.before)} -> {_state(c.after)}"]
     if c.why:
-        lines.append(f"      {c.why}")
+        lines.append(c.why)
     absorbed = _absorbed(report, c.op)
     if absorbed:
         shown = ", ".join(absorbed[:6]) + (f" and {len(absorbed) - 6} more" if len(absorbed) > 6 else "")
-        lines.append(f"      replaces {len(absorbed)} recorded op{'s' if len(absorbed) != 1 else ''}: {shown}")
+        lines.append(f"replaces {len(absorbed)} recorded op{'s' if len(absorbed) != 1 else ''}: {shown}")
     if c.children:
         kids = ", ".join(f"{o} ({s})" for o, s in c.children[:8])
         more = f" and {len(c.children) - 8} more" if len(c.children) > 8 else ""
-        lines.append(f"      runs as: {kids}{more}")
+        lines.append(f"runs as: {kids}{more}")
     if c.hint:
-        lines.append(f"      hint: {c.hint}")
-    return lines
+        lines.append(f"hint: {c.hint}")
+    return [c.op, f"x{c.calls}", "\n".join(lines)]
 
 
 def to_text(report: Report, show_all: bool = False) -> str:
@@ -122,8 +124,8 @@ def to_text(report: Report, show_all: bool = False) -> str:
         out.append("")
         out.append(f"{title} ({len(items)})")
         singles, groups = _group_paths(items)
-        for c in singles:
-            out.extend(_change_line(c, report))
+        if singles:
+            out += output.table_lines(None, [_change_row(c, report) for c in singles], right=(1,))
         for detail, ops in groups:
             out.append(f"  {len(ops)} ops: {detail}")
             out.append("      " + ", ".join(f"{c.op} x{c.calls}" for c in ops))
@@ -145,9 +147,9 @@ def to_text(report: Report, show_all: bool = False) -> str:
     if show_all:
         out.append("")
         out.append("All ops:")
-        width = max((len(c.op) for c in report.changes), default=10)
-        for c in report.changes:
-            out.append(f"  {c.op:<{width}}  x{c.calls:<6} {_state(c.before):<28} {_state(c.after)}")
+        out += output.table_lines(["op", "calls", "from", "to"],
+                                  [(c.op, c.calls, _state(c.before), _state(c.after)) for c in report.changes],
+                                  right=(1,))
     for n in _other_notes(report):
         out.append(f"note: {n}")
     return "\n".join(out) + "\n"
@@ -165,8 +167,7 @@ def _md_escape(text: str) -> str:
 def to_markdown(report: Report, show_all: bool = False) -> str:
     m = report.manifest
     out = [
-        f"# opcheck: {_md_escape(m.path or 'manifest')}",
-        "",
+        *output.md_heading("opcheck", _md_escape(m.path or "manifest")),
         f"- manifest: {_recorded(report)}",
         f"- from: `{report.source['given']}` → `{report.source['branch']}` (torch {report.source['torch']}, CANN {report.source['cann']}; ops: {report.source.get('source', '')})",
         f"- to: `{report.target['given']}` → `{report.target['branch']}` (torch {report.target['torch']}, CANN {report.target['cann']}; ops: {report.target.get('source', '')})",
@@ -197,9 +198,96 @@ def to_markdown(report: Report, show_all: bool = False) -> str:
     unchanged = [c for c in report.changes if c.change is None]
     out += ["", f"Unchanged: {len(unchanged)} ops."]
     if show_all:
-        out += ["", "## All ops", "", "| op | calls | from | to |", "|---|---:|---|---|"]
-        for c in report.changes:
-            out.append(f"| `{c.op}` | {c.calls} | {_md_escape(_state(c.before))} | {_md_escape(_state(c.after))} |")
+        out += ["", "## All ops", ""]
+        out += output.md_table(["op", "calls", "from", "to"],
+                               [(f"`{c.op}`", c.calls, _state(c.before), _state(c.after)) for c in report.changes],
+                               right=(1,))
     if _other_notes(report):
         out += [""] + [f"> note: {_md_escape(n)}" for n in _other_notes(report)]
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------------- opcheck record
+def record_json(path: str, manifest: Any) -> str:
+    """``opcheck record --json``: where the manifest went and what it holds."""
+    rec = manifest.recorded or {}
+    summary = {"ops": len(manifest.ops), "calls": manifest.total_calls, "complete": rec.get("complete", True)}
+    return output.dumps(output.envelope(summary, {"manifest": path, "ops": len(manifest.ops),
+                                                  "calls": manifest.total_calls,
+                                                  "complete": rec.get("complete", True), "recorded": rec}))
+
+
+def record_md(summary: str) -> str:
+    """``opcheck record --format md``: the one line of what was recorded, under the shared heading."""
+    return "\n".join(output.md_heading("opcheck record") + [summary]) + "\n"
+
+
+# ---------------------------------------------------------------------------- opcheck versions
+def versions_doc() -> Dict[str, Any]:
+    """The torch_npu lines and builds the op data covers (every one is a valid --from/--to),
+    and the release branches read from upstream files: the ``opcheck versions --json`` document."""
+    from compat_matrix import op_support
+    from compat_matrix.op_support import store
+
+    rels = op_support.releases()
+    wheels = {r.wheel: r for r in store.wheel_releases()}
+    lines = store.wheel_lines()
+    payload = {
+        "lines": [{"line": ln["line"], "torch": wheels[ln["base"]].torch, "newest": ln["base"],
+                   "counts": dict(wheels[ln["base"]].counts),
+                   "builds": [{"wheel": w, "cann": wheels[w].cann or None, "cann_basis": wheels[w].cann_basis,
+                               "branch": wheels[w].git_branch, "ops": wheels[w].counts.get("total"),
+                               "source": wheels[w].source} for w in ln["builds"]]}
+                  for ln in lines],
+        "unreadable": store.wheel_unreadable(),
+        "releases": [dict(r.to_json(), counts=dict(r.counts)) for r in rels],
+    }
+    summary = {"lines": len(lines), "builds": len(wheels), "unreadable": len(payload["unreadable"]),
+               "releases": len(rels)}
+    return output.envelope(summary, payload)
+
+
+def _version_rows(doc: Dict[str, Any]) -> List[List[Any]]:
+    rows = []
+    for ln in reversed(doc["lines"]):
+        base = next(b for b in ln["builds"] if b["wheel"] == ln["newest"])
+        c = ln["counts"]
+        others = [b["wheel"] for b in ln["builds"] if b["wheel"] != ln["newest"]]
+        shown = ", ".join(w[len(ln["line"]):] or w for w in reversed(others))
+        rows.append([ln["line"], ln["torch"], ln["newest"], base["cann"] or "?", c.get("total", 0), c.get("aten", 0),
+                     c.get("npu", 0), f"{len(ln['builds'])}" + (f" (also {shown})" if shown else "")])
+    return rows
+
+
+_VERSION_HEAD = ["line", "torch", "newest", "CANN", "ops", "aten", "npu", "builds"]
+_RELEASE_HEAD = ["branch", "release", "torch", "wheel", "CANN", "ops"]
+
+
+def _release_rows(doc: Dict[str, Any]) -> List[List[Any]]:
+    return [[r["branch"], r["release"], r["torch"], r["wheel"], r["cann"], r["counts"].get("total", "")]
+            for r in doc["releases"]]
+
+
+def _unreadable_line(doc: Dict[str, Any]) -> str:
+    if doc["unreadable"]:
+        return "not readable: " + "; ".join(f"{u['wheel']}: {u['reason']}" for u in doc["unreadable"])
+    return "every build on the index was read; any of them is a --from/--to"
+
+
+def versions_text(doc: Dict[str, Any], stream: Optional[Any] = None) -> str:
+    out = [f"torch_npu lines, each build read from its own wheel (pypi: torch-npu==V): {doc['summary']['builds']} builds"]
+    out += output.table_lines(_VERSION_HEAD, _version_rows(doc), right=(4, 5, 6), indent=0, stream=stream)
+    out += [_unreadable_line(doc), "", "release branches (upstream op-plugin and torch_npu files at the branch's commit)"]
+    out += output.table_lines(_RELEASE_HEAD, _release_rows(doc), right=(5,), indent=0, stream=stream)
+    return "\n".join(out) + "\n"
+
+
+def versions_md(doc: Dict[str, Any]) -> str:
+    out = [*output.md_heading("opcheck versions"),
+           f"torch_npu lines, each build read from its own wheel (`pip download torch-npu==V`): "
+           f"{doc['summary']['builds']} builds", ""]
+    out += output.md_table(_VERSION_HEAD, _version_rows(doc), right=(4, 5, 6))
+    out += ["", _unreadable_line(doc), "", "## Release branches", "",
+            "Upstream op-plugin and torch_npu files at the branch's commit.", ""]
+    out += output.md_table(_RELEASE_HEAD, _release_rows(doc), right=(5,))
     return "\n".join(out) + "\n"

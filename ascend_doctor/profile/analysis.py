@@ -7,6 +7,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ..output import counts, envelope
 from . import facts
 from .device import AICORE_CORES, DeviceAcc, shape_elements
 from .discover import Run, discover
@@ -609,7 +610,14 @@ def slowest_rank(docs: List[Dict[str, Any]], accs: List[DeviceAcc]) -> Tuple[Opt
 
 def analyze(paths: List[str]) -> Dict[str, Any]:
     """Analyse msprof / torch_npu profiler output under ``paths`` (see ascend_doctor.profile)."""
-    return _analyze(paths)[0]
+    doc = _analyze(paths)[0]
+    return envelope(_summary(doc), doc)
+
+
+def _summary(doc: Dict[str, Any]) -> Dict[str, Any]:
+    """The envelope's summary of one analysis (docs/output.md)."""
+    return {"runs": len(doc["runs"]), "devices": len(doc["devices"]), "findings": len(doc["findings"]),
+            "layers": counts(f["layer"] for f in doc["findings"]), "slowest_rank": doc["slowest_rank"]}
 
 
 def _analyze(paths: List[str]) -> Tuple[Dict[str, Any], List[DeviceAcc]]:
@@ -659,7 +667,6 @@ def _analyze(paths: List[str]) -> Tuple[Dict[str, Any], List[DeviceAcc]]:
             (d["span_us"] or 0) * d["comm_pct"] / 100.0))
     findings.sort(key=lambda f: -f["impact_us"])
     return ({
-        "schema": 1,
         "inputs": [os.path.abspath(p) for p in paths],
         "runs": job.runs,
         "devices": docs,
@@ -706,8 +713,11 @@ def compare(base: List[str], new: List[str]) -> Dict[str, Any]:
                         "base_count": x[1], "new_count": y[1],
                         "base_core": "/".join(sorted(x[2])) or None, "new_core": "/".join(sorted(y[2])) or None})
     changes.sort(key=lambda c: -abs(c["new_us"] - c["base_us"]))
-    return {
-        "schema": 1,
+    top = changes[0] if changes else None
+    summary = dict(_summary(b), changes=len(changes),
+                   largest_change={"type": top["type"], "delta_us": _r(top["new_us"] - top["base_us"], 3),
+                                   "ratio": top["ratio"]} if top else None)
+    return envelope(summary, {
         "inputs": {"base": a["inputs"], "new": b["inputs"]},
         "versions": {"base": _versions(a), "new": _versions(b)},
         "base": a,
@@ -716,4 +726,4 @@ def compare(base: List[str], new: List[str]) -> Dict[str, Any]:
         "slowest_rank": b["slowest_rank"],
         "findings": b["findings"],
         "changes": changes,
-    }
+    })

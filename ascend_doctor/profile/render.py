@@ -1,8 +1,9 @@
 """Text and Markdown views of the ``profile`` document (the JSON is the document itself)."""
 from __future__ import annotations
 
-import json
 from typing import Any, Dict, List, Optional
+
+from .. import output
 
 
 def _pct(x: Optional[float]) -> str:
@@ -29,7 +30,7 @@ def _show(path: str) -> str:
 
 
 def render_json(doc: Dict[str, Any]) -> str:
-    return json.dumps(doc, indent=2, ensure_ascii=False)
+    return output.dumps(doc).rstrip("\n")
 
 
 def render_text(doc: Dict[str, Any], verbose: int = 0) -> str:
@@ -37,9 +38,10 @@ def render_text(doc: Dict[str, Any], verbose: int = 0) -> str:
     runs = doc.get("runs", [])
     devs = doc.get("devices", [])
     out.append(f"ascend-doctor profile: {len(runs)} run{'s' if len(runs) != 1 else ''}, {len(devs)} device{'s' if len(devs) != 1 else ''}")
-    for r in runs:
-        extra = ", ".join(f"{k} {r[k]}" for k in ("torch_npu", "cann", "level", "rank") if r.get(k) is not None)
-        out.append(f"  {r['layout']:<9} {_show(r['path'])}" + (f"  ({extra})" if extra else ""))
+    out += output.table_lines(None, [
+        (r["layout"], _show(r["path"]),
+         ", ".join(f"{k} {r[k]}" for k in ("torch_npu", "cann", "level", "rank") if r.get(k) is not None))
+        for r in runs])
     out.append("")
     limit = len(devs) if verbose else 8
     for d in devs[:limit]:
@@ -48,9 +50,10 @@ def render_text(doc: Dict[str, Any], verbose: int = 0) -> str:
         if d["largest_gaps"]:
             out.append("  largest idle gaps: " + ", ".join(f"{g['gap_us']:.0f} us" for g in d["largest_gaps"]))
         if d["top_ops"]:
-            out.append("  top ops                          core             count      total   share")
-            for o in d["top_ops"][: 10 if verbose else 5]:
-                out.append(f"    {o['type'][:30]:<30} {str(o['core'])[:16]:<16} {o['count']:>6} {o['total_us'] / 1000:>8.2f} ms {o['share_pct']:>6.1f}%")
+            out += output.table_lines(
+                ["top ops", "core", "count", "total", "share"],
+                [(o["type"], o["core"], o["count"], _ms(o["total_us"]), f"{o['share_pct']:.1f}%")
+                 for o in d["top_ops"][: 10 if verbose else 5]], right=(2, 3, 4))
         s = d["small_ops"]
         if s.get("kernels"):
             out.append(f"  small kernels (< {s['threshold_us']:.0f} us): {s['count']} of {s['kernels']} ({s['share_pct']:.0f}%), "
@@ -85,13 +88,12 @@ def render_text(doc: Dict[str, Any], verbose: int = 0) -> str:
 
 
 def render_md(doc: Dict[str, Any]) -> str:
-    out = ["## ascend-doctor profile", ""]
-    out.append("| device | rank | span | busy | communication | copies | top op |")
-    out.append("|---|---|---|---|---|---|---|")
-    for d in doc.get("devices", []):
-        top = d["top_ops"][0]["type"] if d["top_ops"] else ""
-        out.append(f"| {d['device']} | {'' if d['rank'] is None else d['rank']} | {_ms(d['span_us'])} | {_pct(d['busy_pct'])} | "
-                   f"{_pct(d['comm_pct'])} | {_pct(d['copy_pct'])} | {top} |")
+    devs = doc.get("devices", [])
+    out = output.md_heading("profile")
+    out += output.md_table(["device", "rank", "span", "busy", "communication", "copies", "top op"],
+                           [(d["device"], "" if d["rank"] is None else d["rank"], _ms(d["span_us"]), _pct(d["busy_pct"]),
+                             _pct(d["comm_pct"]), _pct(d["copy_pct"]), d["top_ops"][0]["type"] if d["top_ops"] else "")
+                            for d in devs], right=(2, 3, 4, 5))
     out.append("")
     if doc.get("slowest_rank") is not None:
         out.append(f"**Slowest rank:** {doc['slowest_rank']} ({doc.get('slowest_rank_reason')})")
@@ -122,13 +124,14 @@ def render_compare_text(doc: Dict[str, Any], verbose: int = 0) -> str:
         if busy:
             out.append(f"  {side:<4}  span {_ms(max(span) if span else None)}, busy {sum(busy) / len(busy):.1f}%")
     out.append("")
-    out.append("  op type                          base         new      ratio")
+    rows = []
     for c in doc["changes"][: 25 if verbose else 10]:
         ratio = "new" if c["ratio"] is None else f"x{c['ratio']:.2f}"
         core = ""
         if c["base_core"] and c["new_core"] and c["base_core"] != c["new_core"]:
-            core = f"   {c['base_core']} -> {c['new_core']}"
-        out.append(f"  {c['type'][:30]:<30} {c['base_us'] / 1000:>8.2f} ms {c['new_us'] / 1000:>8.2f} ms {ratio:>8}{core}")
+            core = f"{c['base_core']} -> {c['new_core']}"
+        rows.append((c["type"], _ms(c["base_us"]), _ms(c["new_us"]), ratio, core))
+    out += output.table_lines(["op type", "base", "new", "ratio", "cores"], rows, right=(1, 2, 3))
     if doc["changes"]:
         first = doc["changes"][0]
         delta = first["new_us"] - first["base_us"]
@@ -139,13 +142,14 @@ def render_compare_text(doc: Dict[str, Any], verbose: int = 0) -> str:
 
 
 def render_compare_md(doc: Dict[str, Any]) -> str:
-    out = ["## ascend-doctor profile compare", ""]
+    out = output.md_heading("profile compare")
     for side in ("base", "new"):
         v = doc["versions"][side]
         vers = ", ".join(f"{k} {v[k]}" for k in ("torch_npu", "cann") if k in v) or "versions not recorded"
         out.append(f"- **{side}**: `{', '.join(_show(p) for p in doc['inputs'][side])}` ({vers})")
-    out += ["", "| op type | base (us) | new (us) | ratio | cores |", "|---|---|---|---|---|"]
-    for c in doc["changes"][:20]:
-        cores = c["base_core"] if c["base_core"] == c["new_core"] else f"{c['base_core'] or '-'} -> {c['new_core'] or '-'}"
-        out.append(f"| {c['type']} | {c['base_us']:.1f} | {c['new_us']:.1f} | {'' if c['ratio'] is None else c['ratio']} | {cores} |")
+    out.append("")
+    out += output.md_table(["op type", "base (us)", "new (us)", "ratio", "cores"], [
+        (c["type"], f"{c['base_us']:.1f}", f"{c['new_us']:.1f}", "" if c["ratio"] is None else c["ratio"],
+         c["base_core"] if c["base_core"] == c["new_core"] else f"{c['base_core'] or '-'} -> {c['new_core'] or '-'}")
+        for c in doc["changes"][:20]], right=(1, 2, 3))
     return "\n".join(out) + "\n"

@@ -4,9 +4,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Dict, List, TextIO
 
-from .. import __version__
+from .. import __version__, output
 from ..checks.base import GROUP_HEADLINE, group_title
-from ..model import SCHEMA, Finding, Status
+from ..model import Finding, Status
 from .console import escape, make_console, mark
 
 PROBLEMS = (Status.FAIL, Status.WARN, Status.TIMEOUT, Status.ERROR)
@@ -26,13 +26,8 @@ def verdict(findings: List[Finding]) -> str:
 
 
 def to_json(findings: List[Finding], host_info: Dict[str, Any], duration_s: float) -> Dict[str, Any]:
-    return {
-        "schema": SCHEMA,
-        "tool": {"name": "ascend-doctor", "version": __version__},
-        "host": host_info,
-        "findings": [f.to_json() for f in findings],
-        "summary": {"counts": counts(findings), "verdict": verdict(findings), "duration_s": round(duration_s, 3)},
-    }
+    summary = {"counts": counts(findings), "verdict": verdict(findings), "duration_s": round(duration_s, 3)}
+    return output.envelope(summary, {"host": host_info, "findings": [f.to_json() for f in findings]})
 
 
 def _summary_line(findings: List[Finding], duration_s: float) -> str:
@@ -76,24 +71,28 @@ def render_text(findings: List[Finding], host_info: Dict[str, Any], duration_s: 
     for f in findings:
         groups.setdefault(f.group, []).append(f)
     gwidth = max((len(group_title(g)) for g in groups), default=12)
+    quiet: List[List[str]] = []  # a run of areas shown in one line each: one table
     for group, members in groups.items():
         shown = [f for f in members if f.status != Status.SKIP or verbose]
         if not shown:
             continue
         worst = _worst(members)
         if not verbose and worst in (Status.OK, Status.SKIP):
-            line = _group_line(group, members)
-            console.print(f"{mark(worst, console)} {escape(group_title(group).ljust(gwidth))}  {escape(line)}")
+            quiet.append([f"{mark(worst, console)} {escape(group_title(group))}", escape(_group_line(group, members))])
             continue
+        _flush(console, quiet, gwidth)
         console.print(f"{mark(worst, console)} [bold]{escape(group_title(group))}[/bold]")
         # inside a troubled area, what was skipped because of the trouble is part of the story
         shown = [f for f in members if f.status != Status.SKIP or verbose or f.data.get("blocked_by")]
-        width = max(len(f.title) for f in shown)
+        rows = []
         for f in shown:
             timing = f" [dim]({f.duration_ms:.0f} ms)[/dim]" if verbose else ""
-            console.print(f"    {mark(f.status, console)} {escape(f.title.ljust(width))}  {escape(f.summary)}{timing}")
+            text = [escape(f.summary) + timing]
             if f.status in PROBLEMS or verbose > 0:
-                _detail(console, f, verbose)
+                text += _detail(f, verbose)
+            rows.append([f"{mark(f.status, console)} {escape(f.title)}", "\n".join(text)])
+        output.print_table(console, None, rows, indent=4)
+    _flush(console, quiet, gwidth)
     line = _summary_line(findings, duration_s)
     v = verdict(findings)
     colour = {"fail": "red", "warn": "yellow", "ok": "green"}[v]
@@ -117,37 +116,43 @@ def _group_line(group: str, members: List[Finding]) -> str:
     return f"{headline.summary} · {len(passed)} check{'s' if len(passed) != 1 else ''} passed"
 
 
-def _detail(console, f: Finding, verbose: int) -> None:
-    pad = "        "
+def _flush(console, quiet: List[List[str]], gwidth: int) -> None:
+    """Print the pending one-line areas as one table (titles padded alike in every such table)."""
+    if quiet:
+        output.print_table(console, None, quiet, indent=0, min_widths=(gwidth + 2,))
+        quiet.clear()
+
+
+def _detail(f: Finding, verbose: int) -> List[str]:
+    """The lines under a check's summary (rich markup): evidence, fix, commands, details."""
+    out: List[str] = []
     show_evidence = f.status in PROBLEMS or verbose
     if show_evidence:
         for label, value in (("found", f.evidence.found), ("required", f.evidence.required), ("source", f.evidence.source)):
             if value:
-                console.print(f"{pad}[dim]{label:<9}[/dim]{escape(str(value))}")
+                out.append(f"[dim]{label:<9}[/dim]{escape(str(value))}")
     if f.status in PROBLEMS and f.fix:
         if f.fix.text:
-            console.print(f"{pad}[dim]{'fix':<9}[/dim]{escape(f.fix.text)}")
+            out.append(f"[dim]{'fix':<9}[/dim]{escape(f.fix.text)}")
         for cmd in f.fix.commands:
-            console.print(f"{pad}{'':<9}[cyan]$ {escape(cmd)}[/cyan]")
+            out.append(f"{'':<9}[cyan]$ {escape(cmd)}[/cyan]")
     if f.details and (verbose or f.status in (Status.ERROR,)):
         for line in f.details[: 40 if verbose > 1 else 12]:
-            console.print(f"{pad}[dim]{escape(line.rstrip())}[/dim]")
+            out.append(f"[dim]{escape(line.rstrip())}[/dim]")
+    return out
 
 
 def render_markdown(findings: List[Finding], host_info: Dict[str, Any], duration_s: float) -> str:
     out = [
-        "## ascend-doctor check",
-        "",
+        *output.md_heading("check"),
         f"Host: `{host_info.get('sim') and 'simulated ' + host_info['sim'] or host_info.get('root')}` · user `{host_info.get('user')}` · {host_info.get('arch') or 'arch ?'}"
         + (" · container" if host_info.get("container") else "")
         + f" · ascend-doctor {__version__}",
         "",
-        "| | Check | Result |",
-        "|---|---|---|",
     ]
-    for f in findings:
-        symbol = {"ok": "✓", "warn": "!", "fail": "✗", "skip": "–", "timeout": "⏱", "error": "☠"}[f.status.value]
-        out.append(f"| {symbol} | {f.title} (`{f.id}`) | {_md_cell(f.summary)} |")
+    symbols = {"ok": "✓", "warn": "!", "fail": "✗", "skip": "–", "timeout": "⏱", "error": "☠"}
+    out += output.md_table(["", "Check", "Result"],
+                           [[symbols[f.status.value], f"{f.title} (`{f.id}`)", f.summary] for f in findings])
     problems = [f for f in findings if f.status in PROBLEMS]
     if problems:
         out += ["", "### Problems", ""]
@@ -165,6 +170,3 @@ def render_markdown(findings: List[Finding], host_info: Dict[str, Any], duration
     out += ["", f"_{_summary_line(findings, duration_s)}._"]
     return "\n".join(out) + "\n"
 
-
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")

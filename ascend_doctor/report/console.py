@@ -5,6 +5,7 @@ import sys
 from typing import TYPE_CHECKING, Optional, TextIO
 
 from ..model import Status
+from ..output import make_console as _make
 
 if TYPE_CHECKING:  # rich is imported only when text output is rendered
     from rich.console import Console
@@ -21,11 +22,8 @@ ASCII_MARKS = {Status.OK: "ok", Status.WARN: "!", Status.FAIL: "x", Status.SKIP:
 
 
 def make_console(stream: Optional[TextIO] = None) -> "Console":
-    """A rich console that colours only a terminal and never wraps copied commands."""
-    from rich.console import Console
-
-    stream = stream or sys.stdout
-    return Console(file=stream, highlight=False, soft_wrap=True, emoji=False)
+    """A rich console that colours only a terminal (without NO_COLOR) and never wraps copied commands."""
+    return _make(stream or sys.stdout)
 
 
 def mark(status: Status, console: "Console") -> str:

@@ -187,7 +187,8 @@ def _gib(n: Optional[float]) -> str:
 def oom_html(doc: Dict[str, Any], segments: Optional[Sequence[Any]] = None, max_rows: int = 80) -> str:
     """``doc``: `oom --json`; ``segments``: SnapshotFacts.segments (with their blocks) or None."""
     verdict = str(doc.get("verdict"))
-    summary = str(doc.get("summary") or doc.get("title") or "")
+    summary = doc.get("summary")
+    summary = str((summary.get("text") if isinstance(summary, dict) else summary) or doc.get("title") or "")
     if summary.startswith(verdict + ":"):
         summary = summary[len(verdict) + 1:].strip()
     body = ["<h1>ascend-doctor oom</h1>",

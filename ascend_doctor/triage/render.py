@@ -1,11 +1,9 @@
 """Triage output: JSON (the contract in README.md, "Machine output"), plain text and Markdown."""
 from __future__ import annotations
 
-import json
 from typing import Any, Dict, List, Optional
 
-from .. import __version__, kb
-from ..model import SCHEMA
+from .. import kb, output
 from ..parsers.cann_error import strip_source
 from .engine import TriageReport
 from .incidents import Incident
@@ -76,17 +74,22 @@ def incident_json(inc: Incident, index: Dict[int, int]) -> Dict[str, Any]:
 
 def to_json(report: TriageReport) -> Dict[str, Any]:
     index = {id(inc): i for i, inc in enumerate(report.incidents)}
-    return {
-        "schema": SCHEMA,
-        "tool": {"name": "ascend-doctor", "version": __version__},
-        "stats": report.stats.to_json(),
-        "job": report.job.to_json(),
-        "incidents": [incident_json(inc, index) for inc in report.incidents],
+    incidents = [incident_json(inc, index) for inc in report.incidents]
+    top = incidents[0] if incidents else None
+    summary = {
+        "incidents": len(incidents),
+        "categories": output.counts(i["category"] for i in incidents),
+        "root_cause": {"category": top["category"], "title": top["title"]} if top else None,
+        "first_failing_rank": report.job.first_rank,
+        "files": report.stats.files,
+        "skipped": report.stats.skipped_count,
     }
+    return output.envelope(summary, {"stats": report.stats.to_json(), "job": report.job.to_json(),
+                                     "incidents": incidents})
 
 
 def render_json(report: TriageReport) -> str:
-    return json.dumps(to_json(report), indent=2, ensure_ascii=False)
+    return output.dumps(to_json(report)).rstrip("\n")
 
 
 def _size(n: int) -> str:
@@ -237,7 +240,7 @@ def _skipped_text(report: TriageReport, out: List[str]) -> None:
 
 
 def render_md(report: TriageReport) -> str:
-    out: List[str] = ["# ascend-doctor triage", "", _summary(report), ""]
+    out: List[str] = [*output.md_heading("triage"), _summary(report), ""]
     job = report.job
     if job.method:
         rank = f"rank {job.first_rank}" if job.first_rank is not None else "not identified"

@@ -40,7 +40,7 @@ def test_suggest_lists_full_stacks():
     text = invoke("compat", "--torch", "2.4.0", "--suggest").stdout
     assert "8.1.RC1" in text and "2.4.0.post4" in text and "pip install torch==2.4.0 torch-npu==2.4.0.post4" in text
     md = invoke("compat", "--cann", "8.0.0", "--chip", "910B", "--suggest", "--format", "md").stdout
-    assert md.startswith("## ascend-doctor compat --suggest") and "| 8.0.0 | 2.4.0 | 2.4.0.post2 |" in md
+    assert md.startswith("# ascend-doctor compat --suggest\n") and "| 8.0.0 | 2.4.0 | 2.4.0.post2 |" in md
     assert invoke("compat", "--torch", "2.1.0", "--cann", "9.1.0", "--suggest").exit_code == 1
 
 
@@ -67,7 +67,7 @@ def test_uncovered_stack_is_unknown():
 
 def test_markdown_report():
     md = invoke("compat", "--torch", "2.4.0", "--torch-npu", "2.4.0.post2", "--format", "md").stdout
-    assert md.startswith("## ascend-doctor compat") and "**Verdict: compatible**" in md
+    assert md.startswith("# ascend-doctor compat\n") and "**Verdict: compatible**" in md
 
 
 def test_reads_the_host_and_flags_win(tmp_path: Path):

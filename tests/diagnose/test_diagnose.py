@@ -179,7 +179,7 @@ def test_cli_text_md_and_exit_codes():
     text = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert text.returncode == 1 and "confirmed" in text.stdout and "CAUSE (env_path)" in text.stdout
     md = subprocess.run(cmd + ["--format", "md"], capture_output=True, text=True, timeout=120)
-    assert md.stdout.startswith("## diagnose: init") and "| 2 | environment" in md.stdout
+    assert md.stdout.startswith("# ascend-doctor diagnose · init\n") and "| 2 | environment" in md.stdout
     bad = subprocess.run([sys.executable, "-m", "ascend_doctor", "diagnose", "hang"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "unknown symptom" in bad.stderr and "Traceback" not in bad.stderr
 

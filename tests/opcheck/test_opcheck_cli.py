@@ -51,7 +51,7 @@ def test_json_report(mpath, capsys):
 def test_markdown_report(mpath, capsys):
     run_compare(str(mpath), from_v="2.1.0.post10", to_v="2.1.0.post12", fmt="md", show_all=True)
     out = capsys.readouterr().out
-    assert out.startswith("# opcheck:") and "| op | calls | from | to | why |" in out and "## All ops" in out
+    assert out.startswith("# ascend-doctor opcheck · ") and "| op | calls | from | to | why |" in out and "## All ops" in out
 
 
 def test_fail_on_levels(mpath, capsys):

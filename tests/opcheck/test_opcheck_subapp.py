@@ -121,7 +121,7 @@ def test_versions_in_each_format(capsys):
     code, text, _ = run(capsys, "opcheck", "versions")
     assert code == 0 and text.startswith("torch_npu lines")
     _, md, _ = run(capsys, "opcheck", "versions", "--format", "md")
-    assert md.startswith("# opcheck versions") and "| 2.7.1 | 2.7 | 2.7.1.post11 |" in md and "## Release branches" in md
+    assert md.startswith("# ascend-doctor opcheck versions\n") and "| 2.7.1 | 2.7 | 2.7.1.post11 |" in md and "## Release branches" in md
     _, js, _ = run(capsys, "opcheck", "versions", "--json")
     doc = json.loads(js)
     assert doc["schema"] == 1 and len(doc["lines"]) == md.count("\n| 2.")

@@ -112,7 +112,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
 
 def test_formats(tmp_path):
     proc = _cli(str(DATA / "level1"), "--format", "md")
-    assert proc.returncode == 1 and proc.stdout.startswith("## ascend-doctor profile") and "| 0 | 0 |" in proc.stdout
+    assert proc.returncode == 1 and proc.stdout.startswith("# ascend-doctor profile\n") and "| 0 | 0 |" in proc.stdout
     proc = _cli(str(DATA / "level1"))
     assert "rank 0 (device 0): span" in proc.stdout and "slowest rank: 1" in proc.stdout
     proc = _cli(str(DATA / "level1"), "--json")
