@@ -11,6 +11,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Generic, List, Optional, Tuple, TypeVar
 
+from .errors import os_message
 from .host import CommandResult, Host, ReadError
 from .inputs import InputError, load_json
 from .parsers.npu_smi import NpuSmiError, NpuSmiInfo, parse_npu_smi_error, parse_npu_smi_info
@@ -39,7 +40,7 @@ def open_input_file(name: str, option: str):
     try:
         st = os.stat(name)
     except OSError as exc:
-        raise UsageError(f"{option} {name}: {exc.strerror or exc}") from None
+        raise UsageError(os_message(f"{option} {name}", exc)) from None
     if stat.S_ISDIR(st.st_mode):
         raise UsageError(f"{option} {name}: is a directory")
     reason = refusal(name, st, allow_pipe=True)
@@ -48,7 +49,7 @@ def open_input_file(name: str, option: str):
     try:
         return open_for_reading(name, allow_pipe=True)
     except OSError as exc:
-        raise UsageError(f"{option} {name}: {exc.strerror or exc}") from None
+        raise UsageError(os_message(f"{option} {name}", exc)) from None
 
 DEFAULT_INSTALL_ROOT = "/usr/local/Ascend"
 INSTALL_INFO = "/etc/ascend_install.info"

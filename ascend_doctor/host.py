@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
+from .errors import os_message
+
 # Where commands are looked up under a --root, after the judged PATH.
 ROOT_BIN_DIRS = ("/usr/local/bin", "/usr/local/sbin", "/usr/bin")
 DEFAULT_READ_LIMIT = 4 << 20  # files the checks read are small; a bigger one is cut here
@@ -246,14 +248,8 @@ class Host:
                 return fh.read(limit)
         except ReadError:
             raise
-        except FileNotFoundError:
-            raise ReadError(f"{path}: no such file") from None
-        except PermissionError:
-            raise ReadError(f"{path}: permission denied") from None
-        except IsADirectoryError:
-            raise ReadError(f"{path}: is a directory") from None
         except OSError as exc:
-            raise ReadError(f"{path}: {exc.strerror or exc}") from None
+            raise ReadError(os_message(path, exc)) from None
 
     def read_text(self, path: str, limit: int = DEFAULT_READ_LIMIT) -> str:
         """Text of a file; undecodable bytes become U+FFFD instead of failing."""
@@ -528,7 +524,7 @@ class Host:
         except OSError as exc:
             return CommandResult(
                 argv, None, "", "", time.monotonic() - start,
-                error=f"{argv[0]}: {exc.strerror or exc}", foreign=exc.errno == errno.ENOEXEC,
+                error=os_message(argv[0], exc), foreign=exc.errno == errno.ENOEXEC,
             )
         out, err = CappedBuffer(), CappedBuffer()
         pumps = [threading.Thread(target=_pump, args=(pipe, buf), daemon=True)

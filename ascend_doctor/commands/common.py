@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import Optional, Tuple
 
-from ..errors import UsageError
+from ..errors import UsageError, os_message
 from ..host import Host, HostError, parse_env_file
 
 FORMATS = ("text", "json", "md")
@@ -30,10 +30,8 @@ def readable_input(path: Path, option: str) -> None:
 
     try:
         st = path.stat()
-    except FileNotFoundError:
-        raise UsageError(f"{option} {path}: no such file") from None
     except OSError as exc:
-        raise UsageError(f"{option} {path}: {exc.strerror or exc}") from None
+        raise UsageError(os_message(f"{option} {path}", exc)) from None
     if stat.S_ISDIR(st.st_mode):
         raise UsageError(f"{option} {path}: is a directory")
     reason = refusal(str(path), st, allow_pipe=True)
@@ -45,12 +43,8 @@ def load_env_file(path: Path) -> dict:
     readable_input(path, "--env-file")
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        raise UsageError(f"--env-file {path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"--env-file {path}: is a directory") from None
     except OSError as exc:
-        raise UsageError(f"--env-file {path}: {exc.strerror or exc}") from None
+        raise UsageError(os_message(f"--env-file {path}", exc)) from None
     try:
         return parse_env_file(text, name=f"--env-file {path}")
     except HostError as exc:

@@ -24,7 +24,7 @@ import io
 import sys
 from typing import BinaryIO, List, Optional, TextIO
 
-from ..errors import UsageError
+from ..errors import UsageError, os_message
 
 MAX_TEXT = 1 << 20
 
@@ -36,7 +36,7 @@ def _read_text_file(path: str, what: str, stdin: Optional[BinaryIO] = None, limi
     try:
         raw = fh.read(limit)
     except OSError as exc:
-        raise UsageError(f"{what} {path}: {exc.strerror or exc}") from None
+        raise UsageError(os_message(f"{what} {path}", exc)) from None
     finally:
         if path != "-":
             fh.close()

@@ -26,6 +26,7 @@ from ascend_doctor.kb.model import (
     Rule,
 )
 from ascend_doctor.kb.triggers import required_literal
+from ascend_doctor.errors import os_message
 from ascend_doctor.model import CATEGORIES
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -45,7 +46,7 @@ def read_yaml(path: Path) -> Any:
         with open(path, "r", encoding="utf-8") as fh:
             return yaml.load(fh, Loader=loader)
     except OSError as exc:
-        raise KBError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise KBError(os_message(f"{path}: cannot read", exc)) from None
     except yaml.YAMLError as exc:
         raise KBError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
 

@@ -13,6 +13,7 @@ import stat
 import sys
 from typing import BinaryIO, Optional
 
+from ..errors import os_message
 from . import MemoryInputError
 
 
@@ -29,12 +30,8 @@ def open_input(path: str, what: str, stdin: Optional[BinaryIO] = None) -> Binary
     name = f"{what} {path}"
     try:
         st = os.stat(path)
-    except FileNotFoundError:
-        raise MemoryInputError(f"{name}: no such file") from None
-    except PermissionError:
-        raise MemoryInputError(f"{name}: permission denied") from None
     except OSError as exc:
-        raise MemoryInputError(f"{name}: {exc.strerror or exc}") from None
+        raise MemoryInputError(os_message(name, exc)) from None
     if stat.S_ISDIR(st.st_mode):
         raise MemoryInputError(f"{name}: is a directory")
     reason = refusal(path, st, allow_pipe=True)
@@ -42,10 +39,8 @@ def open_input(path: str, what: str, stdin: Optional[BinaryIO] = None) -> Binary
         raise MemoryInputError(f"{name}: {reason}; give a regular file, or - to read stdin")
     try:
         return open_for_reading(path, allow_pipe=True)
-    except PermissionError:
-        raise MemoryInputError(f"{name}: permission denied") from None
     except OSError as exc:
-        raise MemoryInputError(f"{name}: {exc.strerror or exc}") from None
+        raise MemoryInputError(os_message(name, exc)) from None
 
 
 __all__ = ["open_input"]

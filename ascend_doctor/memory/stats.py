@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Dict, List, Optional
 
+from ..errors import os_message
 from ..inputs import LIMITS, InputError, json_depth, load_json, parse_printed, saturate
 from . import MemoryInputError
 from .units import parse_size
@@ -306,7 +307,7 @@ def load_stats(path: str, device: Optional[int] = None, max_bytes: int = 64 << 2
     try:
         raw = fh.read(max_bytes + 1)
     except OSError as exc:
-        raise MemoryInputError(f"--stats {path}: {exc.strerror or exc}") from None
+        raise MemoryInputError(os_message(f"--stats {path}", exc)) from None
     finally:
         if path != "-":
             fh.close()

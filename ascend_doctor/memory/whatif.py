@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ..errors import os_message
 from . import MemoryInputError
 
 TRACE_FORMAT = "ascend-doctor.alloc-trace"
@@ -164,7 +165,7 @@ def load_input(spec: str, capacity: Optional[int] = None, non_torch: Optional[in
         try:
             data = _load_stream(fh if fh.seekable() else _buffer(fh), f"TRACE {spec}")
         except OSError as exc:
-            raise MemoryInputError(f"TRACE {spec}: {exc.strerror or exc}") from None
+            raise MemoryInputError(os_message(f"TRACE {spec}", exc)) from None
         finally:
             if spec != "-":
                 fh.close()

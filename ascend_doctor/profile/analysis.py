@@ -6,6 +6,7 @@ import os
 import statistics
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ..errors import os_message
 from . import facts
 from .device import AICORE_CORES, DeviceAcc, shape_elements
 from .discover import Run, discover
@@ -57,7 +58,7 @@ def _read_run(job: Job, run: Run) -> None:
         try:
             return fn(path, *args)
         except (FormatError, OSError) as exc:
-            job.notes.append(str(exc) if isinstance(exc, FormatError) else f"{path}: {exc.strerror or exc}")
+            job.notes.append(str(exc) if isinstance(exc, FormatError) else os_message(path, exc))
             return 0
 
     if run.layout == "cluster":
