@@ -28,8 +28,6 @@ import errno
 import os
 import platform
 import stat as stat_mod
-import subprocess
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -508,7 +506,6 @@ class Host:
 
         Under an untrusted root nothing runs: the result says so (``untrusted``)."""
         from . import children
-        from .inputs import CappedBuffer
 
         argv = list(argv)
         start = time.monotonic()
@@ -520,53 +517,14 @@ class Host:
                                  error=f"{exe}: not run, it belongs to the tree under --root (give --trust-root to run it)")
         real_argv = [str(self.fs_path(exe))] + argv[1:]
         try:
-            proc = children.spawn(real_argv, dict(env) if env is not None else self.command_env(), cwd=cwd)
+            done = children.run(real_argv, timeout, env=dict(env) if env is not None else self.command_env(), cwd=cwd)
         except OSError as exc:
             return CommandResult(
                 argv, None, "", "", time.monotonic() - start,
                 error=os_message(argv[0], exc), foreign=exc.errno == errno.ENOEXEC,
             )
-        out, err = CappedBuffer(), CappedBuffer()
-        pumps = [threading.Thread(target=_pump, args=(pipe, buf), daemon=True)
-                 for pipe, buf in ((proc.stdout, out), (proc.stderr, err))]
-        for t in pumps:
-            t.start()
-        timed_out = False
-        try:
-            proc.wait(timeout=max(timeout, 0.01))
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        finally:
-            # on every way out (a normal end, the timeout, an exception, Ctrl-C) the group and
-            # whatever it left behind are killed, so the pipes close and nothing outlives us
-            children.finish(proc)
-            for t in pumps:
-                t.join(2.0)
-        return CommandResult(
-            argv,
-            None if timed_out else proc.returncode,
-            out.text(),
-            err.text(),
-            time.monotonic() - start,
-            timed_out=timed_out,
-            cut=out.cut + err.cut,
-        )
-
-
-def _pump(pipe, buf) -> None:
-    try:
-        while True:
-            data = pipe.read1(1 << 16) if hasattr(pipe, "read1") else pipe.read(1 << 16)
-            if not data:
-                break
-            buf.write(data)
-    except (OSError, ValueError):
-        pass
-    finally:
-        try:
-            pipe.close()
-        except OSError:
-            pass
+        return CommandResult(argv, done.returncode, done.stdout, done.stderr, time.monotonic() - start,
+                             timed_out=done.timed_out, cut=done.cut)
 
 
 def split_path_list(value: Optional[str]) -> List[str]:
