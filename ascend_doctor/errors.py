@@ -46,3 +46,12 @@ def os_message(what: str, exc: BaseException) -> str:
     """``"<what>: <reason>"``: the one-line message for a failed operation on ``what`` (a path,
     or an option and its path such as ``--stats /tmp/x.json``)."""
     return f"{what}: {os_reason(exc)}"
+
+
+def did_you_mean(given: str, known) -> str:
+    """``"did you mean X? "`` (or ``"X or Y? "``) for the names closest to a mistyped one, else
+    ``""``: the one suggestion every "unknown name" message uses."""
+    import difflib
+
+    close = difflib.get_close_matches(given, list(known), n=2, cutoff=0.6)
+    return f"did you mean {' or '.join(close)}? " if close else ""

@@ -53,6 +53,14 @@ def run_verb(fn: Callable[..., int], *args, **kwargs) -> int:
         kill_all()
 
 
+def format_conflict(json_out: bool, fmt: Optional[str]) -> Optional[str]:
+    """The one-line usage error of ``--json`` with a ``--format`` other than json (``fmt`` is
+    the value typed, None when the option was not given); None when they agree."""
+    if json_out and fmt is not None and fmt != "json":
+        return f"--json and --format {fmt} ask for two outputs: give one (--json is --format json)"
+    return None
+
+
 def _quiet_stdout() -> None:
     try:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -64,7 +72,7 @@ def _plain(argv: List[str]) -> Optional[tuple]:
     """(verb, operands, format, verbose) when argv is a plain triage/explain call, else None."""
     if not argv or argv[0] not in _FAST:
         return None
-    verb, operands, fmt, json_out, verbose = argv[0], [], "text", False, 0
+    verb, operands, fmt, json_out, verbose = argv[0], [], None, False, 0
     rest = argv[1:]
     i = 0
     while i < len(rest):
@@ -86,9 +94,9 @@ def _plain(argv: List[str]) -> Optional[tuple]:
         else:
             operands.append(arg)
         i += 1
-    if not operands:
-        return None
-    return verb, operands, ("json" if json_out else fmt), verbose
+    if not operands or format_conflict(json_out, fmt):
+        return None  # the full parser gives the message
+    return verb, operands, ("json" if json_out else fmt or "text"), verbose
 
 
 def stream_setup() -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import List, Optional, TextIO, Tuple
 
 from ..errors import UsageError
-from .common import make_host, output_format
+from .common import check_timeout, make_host, output_format, target_python
 
 
 def run_bundle(
@@ -40,8 +40,7 @@ def run_bundle(
 ) -> int:
     fmt = output_format(fmt, json_flag)
     out = stream or sys.stdout
-    if not 0 < timeout <= 600:
-        raise UsageError("--timeout must be between 0 and 600 seconds")
+    check_timeout(timeout)
     for given in logs or []:
         if not os.path.exists(given):
             raise UsageError(f"--logs {given}: no such file or directory")
@@ -57,6 +56,7 @@ def run_bundle(
             extra.append(str(console))
     try:
         host = make_host(root, env_file, trust_root=trust_root)
+        python = target_python(host, python)
         label = f"simulated host {sim}" if sim else ("this machine" if host.is_real else str(root))
         from ..bundle.collect import build_bundle
 

@@ -12,7 +12,7 @@ from ..errors import UsageError
 from ..host import Host
 from ..model import Finding, Status
 from ..report import check_report
-from .common import make_host, output_format
+from .common import check_timeout, make_host, output_format, target_python
 
 FAIL_ON = {"fail": 2, "warn": 1}
 
@@ -77,8 +77,7 @@ def run_check(
         raise UsageError(f"--fail-on {fail_on}: choose warn or fail")
     if expect_devices is not None and expect_devices < 0:
         raise UsageError("--expect-devices must be 0 or more")
-    if not 0 < timeout <= 600:
-        raise UsageError("--timeout must be between 0 and 600 seconds")
+    check_timeout(timeout)
     from ..checks.runner import UnknownCheck, selected_checks
 
     try:
@@ -86,6 +85,7 @@ def run_check(
     except UnknownCheck as exc:
         raise UsageError(str(exc)) from None
     host = make_host(root, env_file, sim, trust_root=trust_root)
+    python = target_python(host, python)
     if npu_smi:
         from ..facts import open_input_file
 

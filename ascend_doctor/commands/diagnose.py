@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, TextIO, Tuple
 
 from ..errors import UsageError
-from .common import output_format
+from .common import check_timeout, output_format
 
 MARK = {"confirmed": "✗", "ruled_out": "✓", "inconclusive": "?", "not_run": "-"}
 LABEL = {"confirmed": "confirmed", "ruled_out": "ruled out", "inconclusive": "inconclusive", "not_run": "not run"}
@@ -97,8 +97,7 @@ def run_diagnose(
             raise UsageError(f"unknown symptom {symptom!r}: choose one of {', '.join(SYMPTOMS)}")
     if sim and (root or env_file):
         raise UsageError("--sim builds its own host: do not combine it with --root or --env-file")
-    if not 0 < timeout <= 600:
-        raise UsageError("--timeout must be between 0 and 600 seconds")
+    check_timeout(timeout)
     logs, profile, baseline = list(logs or []), list(profile or []), list(baseline or [])
     if "-" in logs:
         raise UsageError("--logs -: diagnose reads files and directories (save the output first)")

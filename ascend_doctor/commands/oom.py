@@ -75,6 +75,10 @@ def run_oom(
     if device is not None and device < 0:
         raise UsageError(f"--device {device}: must be 0 or more")
     try:
+        if alloc_conf is not None:
+            from ..memory.advice import check_conf
+
+            check_conf(alloc_conf)
         return _run(text, files, stats, snapshot, npu_smi, device, pid, torch_npu, alloc_conf, fmt, out, stdin)
     except MemoryInputError as exc:
         raise UsageError(str(exc)) from None
