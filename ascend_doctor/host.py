@@ -206,6 +206,17 @@ class Host:
         except ValueError:
             return str(fs_path)
 
+    def here(self, path: str) -> str:
+        """A judged-machine path as it is reached from this machine, for a command the user runs
+        here (``ascend-doctor triage DIR/root/ascend/log`` under ``--root DIR``); unchanged on
+        the real machine."""
+        if self.is_real:
+            return path
+        try:
+            return str(self.fs_path(path))
+        except (OSError, ValueError):
+            return str(self.root) + path
+
     def realpath(self, path: str) -> str:
         """The judged-machine path with every symlink followed."""
         return self.host_path(self.fs_path(path)) if not self.is_real else os.path.realpath(path)
