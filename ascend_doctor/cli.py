@@ -39,6 +39,7 @@ def _call(fn: Callable[..., int], *args, **kwargs) -> None:
     problem = format_conflict(*_format_given())
     if problem:
         sys.stderr.write(f"ascend-doctor: error: {problem}\n")
+        sys.stderr.flush()
         raise typer.Exit(2)
     raise typer.Exit(run_verb(fn, *args, **kwargs))
 

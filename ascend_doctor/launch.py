@@ -51,6 +51,14 @@ def run_verb(fn: Callable[..., int], *args, **kwargs) -> int:
         from .children import kill_all
 
         kill_all()
+        _flush(sys.stderr)  # a buffered stream (a test runner's, a pipe) gets the line before exit
+
+
+def _flush(stream) -> None:
+    try:
+        stream.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def format_conflict(json_out: bool, fmt: Optional[str]) -> Optional[str]:
