@@ -11,7 +11,6 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Generic, List, Optional, Tuple, TypeVar
 
-from .errors import os_message
 from .host import CommandResult, Host, ReadError
 from .inputs import InputError, load_json
 from .parsers.npu_smi import NpuSmiError, NpuSmiInfo, parse_npu_smi_error, parse_npu_smi_info
@@ -30,26 +29,11 @@ T = TypeVar("T")
 
 
 def open_input_file(name: str, option: str):
-    """A file the user named (``--npu-smi``), opened by the one safe rule; UsageError otherwise."""
-    import os
-    import stat
+    """A file the user named (``--npu-smi``), opened by the one safe rule; a one-line
+    InputError (exit 2) otherwise."""
+    from .openable import named_input
 
-    from .errors import UsageError
-    from .openable import open_for_reading, refusal
-
-    try:
-        st = os.stat(name)
-    except OSError as exc:
-        raise UsageError(os_message(f"{option} {name}", exc)) from None
-    if stat.S_ISDIR(st.st_mode):
-        raise UsageError(f"{option} {name}: is a directory")
-    reason = refusal(name, st, allow_pipe=True)
-    if reason is not None:
-        raise UsageError(f"{option} {name}: {reason}")
-    try:
-        return open_for_reading(name, allow_pipe=True)
-    except OSError as exc:
-        raise UsageError(os_message(f"{option} {name}", exc)) from None
+    return named_input(name, option)
 
 DEFAULT_INSTALL_ROOT = "/usr/local/Ascend"
 INSTALL_INFO = "/etc/ascend_install.info"

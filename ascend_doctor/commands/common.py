@@ -32,19 +32,9 @@ def check_timeout(timeout: float, maximum: float = 600.0, option: str = "--timeo
 def readable_input(path: Path, option: str) -> None:
     """Refuse what would block or mislead a read (a FIFO with no writer, a device, /proc),
     by the one rule every verb uses (``ascend_doctor.openable``); ``<(...)`` pipes are allowed."""
-    import stat
+    from ..openable import named_input
 
-    from ..openable import refusal
-
-    try:
-        st = path.stat()
-    except OSError as exc:
-        raise UsageError(os_message(f"{option} {path}", exc)) from None
-    if stat.S_ISDIR(st.st_mode):
-        raise UsageError(f"{option} {path}: is a directory")
-    reason = refusal(str(path), st, allow_pipe=True)
-    if reason is not None:
-        raise UsageError(f"{option} {path}: {reason} (use <(...) to pass a stream)")
+    named_input(str(path), option, hint=" (use <(...) to pass a stream)", open_it=False)
 
 
 def load_env_file(path: Path) -> dict:
