@@ -18,7 +18,6 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence
 
 ENV_MARK = "ASCEND_DOCTOR_RUN"
@@ -129,63 +128,6 @@ def kill_all() -> None:
         sweep()
 
 
-@dataclass
-class Finished:
-    """What ``run`` saw: the exit code (None when it was killed at its timeout), both outputs
-    (head and tail of each when over the cap) and how many bytes were cut between them."""
-
-    returncode: Optional[int]
-    stdout: str
-    stderr: str
-    timed_out: bool
-    duration_s: float
-    cut: int = 0
-
-
-def _pump(pipe, buf) -> None:
-    try:
-        while True:
-            data = pipe.read1(1 << 16) if hasattr(pipe, "read1") else pipe.read(1 << 16)
-            if not data:
-                break
-            buf.write(data)
-    except (OSError, ValueError):
-        pass
-    finally:
-        try:
-            pipe.close()
-        except OSError:
-            pass
-
-
-def run(argv: Sequence[str], timeout: float, env: Optional[Mapping[str, str]] = None,
-        cwd: Optional[str] = None) -> Finished:
-    """The one runner: start ``argv`` with ``spawn``, read both outputs into capped buffers,
-    wait at most ``timeout`` seconds, then ``finish`` it on every way out (a normal end, the
-    timeout, an exception, Ctrl-C), so nothing it started outlives the call. Raises OSError
-    only when the program cannot start."""
-    from .inputs import CappedBuffer
-
-    start = time.monotonic()
-    proc = spawn(argv, dict(os.environ) if env is None else env, cwd=cwd)
-    out, err = CappedBuffer(), CappedBuffer()
-    pumps = [threading.Thread(target=_pump, args=(pipe, buf), daemon=True)
-             for pipe, buf in ((proc.stdout, out), (proc.stderr, err))]
-    for t in pumps:
-        t.start()
-    timed_out = False
-    try:
-        proc.wait(timeout=max(timeout, 0.01))
-    except subprocess.TimeoutExpired:
-        timed_out = True
-    finally:
-        finish(proc)
-        for t in pumps:
-            t.join(2.0)
-    return Finished(None if timed_out else proc.returncode, out.text(), err.text(), timed_out,
-                    time.monotonic() - start, cut=out.cut + err.cut)
-
-
 def live() -> List[int]:
     with _lock:
         return list(_live)
@@ -193,4 +135,4 @@ def live() -> List[int]:
 
 atexit.register(kill_all)
 
-__all__ = ["spawn", "run", "Finished", "finish", "kill_all", "sweep", "marked_pids", "ENV_MARK", "TOKEN", "live"]
+__all__ = ["spawn", "finish", "kill_all", "sweep", "marked_pids", "ENV_MARK", "TOKEN", "live"]

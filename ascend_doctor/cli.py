@@ -10,9 +10,13 @@ import sys
 from pathlib import Path
 from typing import Callable, List, Optional
 
+import click
 import typer
+from typer.core import TyperGroup
 
 from . import __version__
+from .commands.outcome import format_conflict, run_verb, stream_setup
+from .opcheck.choices import DEFAULT_SOC, FailOn, Mode, Soc
 
 app = typer.Typer(
     name="ascend-doctor",
@@ -25,7 +29,7 @@ app = typer.Typer(
 )
 
 JSON_OPT = typer.Option(False, "--json", help="JSON on stdout (schema 1), nothing else on stdout.")
-FORMAT_OPT = typer.Option("text", "--format", help="text | json | md")
+FORMAT_OPT = typer.Option("text", "--format", help="text | json | md", metavar="FORMAT")
 ROOT_OPT = typer.Option(None, "--root", help="Read the machine as if DIR were /.", metavar="DIR")
 ENV_FILE_OPT = typer.Option(None, "--env-file", help="The environment to judge: KEY=VALUE lines.", metavar="FILE")
 TRUST_ROOT_OPT = typer.Option(False, "--trust-root", help="Let the --root tree's own programs (npu-smi, python3) run on this machine. Without it they never run: versions come from files.")
@@ -34,8 +38,6 @@ NPU_SMI_FILE_OPT = typer.Option(None, "--npu-smi", help="A saved `npu-smi info` 
 
 def _call(fn: Callable[..., int], *args, **kwargs) -> None:
     """Run a verb; turn bad input into one line + exit 2, a crash into one line + exit 3."""
-    from .launch import format_conflict, run_verb
-
     problem = format_conflict(*_format_given())
     if problem:
         sys.stderr.write(f"ascend-doctor: error: {problem}\n")
@@ -47,8 +49,6 @@ def _call(fn: Callable[..., int], *args, **kwargs) -> None:
 def _format_given() -> tuple:
     """(--json given, the --format value when typed on the command line, else None) of the
     verb being run: every verb names the two options ``json_out`` and ``fmt``."""
-    import click
-
     ctx = click.get_current_context(silent=True)
     if ctx is None:
         return False, None
@@ -262,29 +262,77 @@ def oom_watch(
           interval=interval, count=count, fmt=fmt, json_flag=json_out)
 
 
-@app.command(context_settings={"allow_interspersed_args": True})
-def opcheck(
-    target: str = typer.Argument(..., help="An op manifest to check, `record` to make one, or `versions`.", metavar="MANIFEST|record|versions"),
-    program: Optional[List[str]] = typer.Argument(None, help="record: the program after --, e.g. -- python train.py --lr 3e-4", metavar="[-- python SCRIPT.py ARGS...]"),
-    from_v: Optional[str] = typer.Option(None, "--from", help="Current torch_npu wheel, release line or CANN version (default: torch_npu of the target Python).", metavar="V"),
-    to_v: Optional[str] = typer.Option(None, "--to", help="Target torch_npu wheel (2.7.1.post8), release line (26.1.0) or CANN version (9.1.0).", metavar="V"),
-    fail_on: str = typer.Option("unsupported", "--fail-on", help="Exit 1 when an op used: unsupported (fails on the target) | fallback (also: runs on the CPU) | change (anything changes)."),
-    show_all: bool = typer.Option(False, "--all", help="Also list every op with its status on both versions."),
-    python: Optional[str] = typer.Option(None, "--python", help="Interpreter whose torch_npu is the default --from.", metavar="PATH"),
-    output: Optional[str] = typer.Option(None, "-o", "--output", help="record: manifest file (default: <script>.ops.json).", metavar="OPS.json"),
-    mode: str = typer.Option("eager", "--mode", help="record: eager (real CPU tensors) | fake (no memory: FakeTensor) | meta (meta device)."),
-    timeout: float = typer.Option(3600.0, "--timeout", help="record: stop the program after this many seconds.", metavar="SECONDS"),
-    replay: Optional[Path] = typer.Option(None, "--replay", help="Also run the ops on a simulated NPU at --to and write its logs (plog, console.log) to DIR.", metavar="DIR"),
-    cann: Optional[str] = typer.Option(None, "--cann", help="--replay: CANN of the simulated host (default: the one paired with --to).", metavar="V"),
-    soc: Optional[str] = typer.Option(None, "--soc", help="--replay: chip of the simulated host (default Ascend910B2).", metavar="SOC"),
+class _OpcheckGroup(TyperGroup):
+    """`opcheck MANIFEST ...`, the form before the sub-commands, is read as `opcheck compare MANIFEST ...`."""
+
+    def resolve_command(self, ctx: click.Context, args: List[str]):  # type: ignore[override]
+        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+            import difflib
+
+            near = difflib.get_close_matches(args[0], list(self.commands), n=1)
+            if near and not Path(args[0]).exists():
+                raise click.UsageError(f"no sub-command or manifest {args[0]!r}; did you mean `opcheck {near[0]}`?", ctx)
+            args = ["compare", *args]
+        return super().resolve_command(ctx, args)
+
+
+opcheck_app = typer.Typer(
+    name="opcheck",
+    cls=_OpcheckGroup,
+    help="Pre-upgrade operator check: record a model's aten ops on CPU (opcheck record), then compare two "
+         "torch_npu/CANN versions (opcheck compare); opcheck versions lists the versions known. "
+         "`opcheck MANIFEST ...` is short for `opcheck compare MANIFEST ...`.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"], "ignore_unknown_options": True},
+)
+app.add_typer(opcheck_app, name="opcheck")
+
+
+@opcheck_app.command("record", context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True})
+def opcheck_record(
+    program: List[str] = typer.Argument(..., help="The program, after --: python SCRIPT.py ARGS, SCRIPT.py ARGS, python -m MODULE ARGS or python -c CODE.", metavar="-- python SCRIPT.py ARGS..."),
+    output: Optional[str] = typer.Option(None, "-o", "--output", help="Manifest file to write (default: <script>.ops.json here).", metavar="OPS.json"),
+    mode: Mode = typer.Option(Mode.EAGER.value, "--mode", help="eager: real CPU tensors; fake: FakeTensor, no memory (large models); meta: the meta device."),
+    timeout: float = typer.Option(3600.0, "--timeout", help="Stop the program after this many seconds.", metavar="SECONDS"),
     json_out: bool = JSON_OPT,
     fmt: str = FORMAT_OPT,
 ) -> None:
-    """Pre-upgrade operator check: record a model's aten ops on CPU, then compare two torch_npu/CANN versions."""
-    from .commands.opcheck import run_command
+    """Run a Python program on the CPU and record the aten ops it calls into a manifest (needs torch)."""
+    from .commands.opcheck import run_record
 
-    _call(run_command, target, program, from_v=from_v, to_v=to_v, fail_on=fail_on, show_all=show_all, python=python,
-          output=output, mode=mode, timeout=timeout, fmt=fmt, json_flag=json_out, replay_dir=replay, cann=cann, soc=soc)
+    _call(run_record, program, output=output, mode=mode.value, timeout=timeout, fmt=fmt, json_flag=json_out)
+
+
+@opcheck_app.command("compare")
+def opcheck_compare(
+    manifest: str = typer.Argument(..., help="An op manifest written by `opcheck record`.", metavar="MANIFEST"),
+    from_v: Optional[str] = typer.Option(None, "--from", help="Current torch_npu wheel, release line or CANN version (default: torch_npu of the target Python).", metavar="V"),
+    to_v: Optional[str] = typer.Option(None, "--to", help="Target torch_npu wheel (2.7.1.post8), release line (26.1.0) or CANN version (9.1.0). Required.", metavar="V"),
+    fail_on: FailOn = typer.Option(FailOn.UNSUPPORTED.value, "--fail-on", help="Exit 1 when an op used: unsupported (fails on the target) | fallback (also: runs on the CPU) | change (anything changes)."),
+    show_all: bool = typer.Option(False, "--all", help="Also list every op with its status on both versions."),
+    python: Optional[str] = typer.Option(None, "--python", help="Interpreter whose torch_npu is the default --from.", metavar="PATH"),
+    replay: Optional[Path] = typer.Option(None, "--replay", help="Also run the ops on a simulated NPU at --to and write its logs (plog, console.log) to DIR (created if missing).", metavar="DIR"),
+    cann: Optional[str] = typer.Option(None, "--cann", help="--replay: CANN of the simulated host (default: the one paired with --to).", metavar="V"),
+    soc: Optional[Soc] = typer.Option(None, "--soc", help=f"--replay: chip of the simulated host (default {DEFAULT_SOC.value}): {', '.join(s.value for s in Soc)}.", metavar="SOC"),
+    json_out: bool = JSON_OPT,
+    fmt: str = FORMAT_OPT,
+) -> None:
+    """Judge a manifest's ops on two torch_npu/CANN versions: what breaks, what moves to the CPU, what to test."""
+    from .commands.opcheck import run_compare
+
+    _call(run_compare, manifest, from_v=from_v, to_v=to_v, fail_on=fail_on.value, show_all=show_all, python=python,
+          fmt=fmt, json_flag=json_out, replay_dir=replay, cann=cann, soc=soc.value if soc else None)
+
+
+@opcheck_app.command("versions")
+def opcheck_versions(json_out: bool = JSON_OPT, fmt: str = FORMAT_OPT) -> None:
+    """List the torch_npu lines and builds the op data covers (each one is a valid --from/--to)."""
+    from .commands.opcheck import run_versions
+
+    _call(run_versions, fmt=fmt, json_flag=json_out)
 
 
 @app.command()
@@ -363,17 +411,40 @@ def fleet(
 
 
 def main() -> None:
-    from .launch import stream_setup
-
     stream_setup()
     argv = sys.argv[1:]
     try:
         if len(argv) >= 2 and argv[0] == "oom" and argv[1] in ("simulate", "watch"):
-            oom_tools(args=argv[1:], prog_name="ascend-doctor oom")  # sub-commands of oom; `oom TEXT` is unchanged
+            code = _run(oom_tools, argv[1:], "ascend-doctor oom")  # sub-commands of oom; `oom TEXT` is unchanged
         else:
-            app()
+            code = _run(app, argv, None)
     except SystemExit:
         raise
     except Exception as exc:  # click itself failed (broken terminal, encoding)
         sys.stderr.write(f"ascend-doctor: internal error: {type(exc).__name__}: {exc}\n")
         sys.exit(3)
+    sys.exit(code)
+
+
+_NO_ARGS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click >= 8.2
+
+
+def _run(typer_app: typer.Typer, args: List[str], prog_name: Optional[str]) -> int:
+    """Run the command line; a usage error it finds (a value not among the choices, a missing
+    argument, an unknown option) is one line and exit 2, as bad input is in every verb."""
+    try:
+        code = typer_app(args=args, prog_name=prog_name, standalone_mode=False)
+    except _NO_ARGS_HELP as exc:  # a bare group: its help
+        exc.show()
+        return exc.exit_code
+    except click.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx is not None else (prog_name or "ascend-doctor")
+        sys.stderr.write(f"ascend-doctor: error: {' '.join(exc.format_message().split())} (see {where} --help)\n")
+        return 2
+    except click.Abort:
+        sys.stderr.write("ascend-doctor: interrupted\n")
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    return code if isinstance(code, int) else 0

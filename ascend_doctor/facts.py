@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, Generic, List, Optional, Tuple, TypeVar
 
 from .host import CommandResult, Host, ReadError
 from .inputs import InputError, load_json
+from .inputs.openable import named_input
 from .parsers.npu_smi import NpuSmiError, NpuSmiInfo, parse_npu_smi_error, parse_npu_smi_info
 from .parsers.version_info import (
     DriverVersionInfo,
@@ -24,6 +25,8 @@ from .parsers.version_info import (
     parse_install_info,
     parse_toolkit_install_info,
 )
+from .probes import probe_source
+from .probes.static_stack import read_static_stack
 
 T = TypeVar("T")
 
@@ -31,9 +34,8 @@ T = TypeVar("T")
 def open_input_file(name: str, option: str):
     """A file the user named (``--npu-smi``), opened by the one safe rule; a one-line
     InputError (exit 2) otherwise."""
-    from .openable import named_input
-
     return named_input(name, option)
+
 
 DEFAULT_INSTALL_ROOT = "/usr/local/Ascend"
 INSTALL_INFO = "/etc/ascend_install.info"
@@ -206,8 +208,6 @@ class Facts:
 
     def _saved_npu_smi(self, name: str) -> NpuSmiFact:
         """``npu-smi info`` output saved to a file (``--npu-smi FILE``), parsed like a live run."""
-        from .host import CommandResult
-
         with open_input_file(name, "--npu-smi") as fh:
             raw = fh.read(4 << 20)
         text = raw.decode("utf-8", errors="replace")
@@ -287,8 +287,6 @@ class Facts:
         return self.host.which("python3") or self.host.which("python")
 
     def _probe_python(self) -> PythonFact:
-        from .probes import probe_source
-
         interp = self.python_interpreter()
         if not self.host.trusted:
             return self._static_python(interp)
@@ -308,8 +306,6 @@ class Facts:
 
     def _static_python(self, interp: Optional[str]) -> PythonFact:
         """The stack of an untrusted tree, from its dist-info metadata (nothing runs)."""
-        from .probes.static_stack import read_static_stack
-
         stack = read_static_stack(self.host, interp)
         fact = PythonFact(interp, None, python=stack.python, packages=dict(stack.packages), static=True,
                           searched=stack.searched)
@@ -323,8 +319,6 @@ class Facts:
         def compute():
             import shutil
             import tempfile
-
-            from .probes import probe_source
 
             interp = self.python_interpreter()
             if interp is None or not self.host.trusted:

@@ -28,12 +28,15 @@ import errno
 import os
 import platform
 import stat as stat_mod
+import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
-from .errors import os_message
+from . import children
+from .inputs import CappedBuffer, os_message
 
 # Where commands are looked up under a --root, after the judged PATH.
 ROOT_BIN_DIRS = ("/usr/local/bin", "/usr/local/sbin", "/usr/bin")
@@ -516,8 +519,6 @@ class Host:
         """Run a command found on the judged machine; never raises for the command's failures.
 
         Under an untrusted root nothing runs: the result says so (``untrusted``)."""
-        from . import children
-
         argv = list(argv)
         start = time.monotonic()
         exe = self.which(argv[0])
@@ -528,14 +529,58 @@ class Host:
                                  error=f"{exe}: not run, it belongs to the tree under --root (give --trust-root to run it)")
         real_argv = [str(self.fs_path(exe))] + argv[1:]
         try:
-            done = children.run(real_argv, timeout, env=dict(env) if env is not None else self.command_env(), cwd=cwd)
+            result = run_command(real_argv, timeout, env=dict(env) if env is not None else self.command_env(), cwd=cwd)
         except OSError as exc:
             return CommandResult(
                 argv, None, "", "", time.monotonic() - start,
                 error=os_message(argv[0], exc), foreign=exc.errno == errno.ENOEXEC,
             )
-        return CommandResult(argv, done.returncode, done.stdout, done.stderr, time.monotonic() - start,
-                             timed_out=done.timed_out, cut=done.cut)
+        result.argv = argv
+        result.duration_s = time.monotonic() - start
+        return result
+
+
+def run_command(argv: Sequence[str], timeout: float, env: Optional[Mapping[str, str]] = None,
+                cwd: Optional[str] = None) -> CommandResult:
+    """The one runner: start ``argv`` with ``children.spawn`` (a session of its own, marked),
+    read both outputs into capped buffers, wait at most ``timeout`` seconds, and
+    ``children.finish`` it on every way out (a normal end, the timeout, an exception, Ctrl-C),
+    so nothing it started outlives the call. The exit code is None at the timeout. Raises
+    OSError only when the program cannot start. ``Host.run`` and the maintainer tools use it."""
+    start = time.monotonic()
+    proc = children.spawn(argv, dict(os.environ) if env is None else env, cwd=cwd)
+    out, err = CappedBuffer(), CappedBuffer()
+    pumps = [threading.Thread(target=_pump, args=(pipe, buf), daemon=True)
+             for pipe, buf in ((proc.stdout, out), (proc.stderr, err))]
+    for t in pumps:
+        t.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=max(timeout, 0.01))
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    finally:
+        children.finish(proc)
+        for t in pumps:
+            t.join(2.0)
+    return CommandResult(list(argv), None if timed_out else proc.returncode, out.text(), err.text(),
+                         time.monotonic() - start, timed_out=timed_out, cut=out.cut + err.cut)
+
+
+def _pump(pipe, buf) -> None:
+    try:
+        while True:
+            data = pipe.read1(1 << 16) if hasattr(pipe, "read1") else pipe.read(1 << 16)
+            if not data:
+                break
+            buf.write(data)
+    except (OSError, ValueError):
+        pass
+    finally:
+        try:
+            pipe.close()
+        except OSError:
+            pass
 
 
 def split_path_list(value: Optional[str]) -> List[str]:

@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import List
+from typing import Dict, List
 
 
 def timed(argv: List[str], runs: int) -> List[float]:
@@ -49,21 +49,34 @@ def main() -> None:
 
     import runtime_sim
 
+    import compileall
+
+    import runtime_sim
+
+    compileall.compile_dir(str(Path(__file__).resolve().parents[1] / "ascend_doctor"), quiet=1)  # as installed
     with tempfile.TemporaryDirectory() as tmp:
         built = runtime_sim.build(args.scenario, Path(tmp))
         root, env_file = Path(built.root), Path(built.env_file)
-        cli = [sys.executable, "-m", "ascend_doctor", "check", "--root", str(root), "--env-file", str(env_file), "--json"]
-        whole = timed(cli, args.runs)
+        cli = [sys.executable, "-m", "ascend_doctor", "check", "--root", str(root), "--env-file", str(env_file)]
+        commands = {"check --json": cli + ["--json"], "check (text)": cli}
+        if importlib.util.find_spec("torch") is not None:
+            commands["collect_env"] = [sys.executable, "-m", "torch.utils.collect_env"]
+        times: Dict[str, List[float]] = {k: [] for k in commands}
+        for _ in range(args.runs):  # interleaved: a burst of load hits every command alike
+            for name, argv in commands.items():
+                times[name] += timed(argv, 1)
         inner = in_process(root, env_file, args.runs)
-        print(f"scenario {args.scenario}, {args.runs} runs each, medians:")
-        print(f"  ascend-doctor check (whole command)      {statistics.median(whole) * 1000:8.0f} ms")
-        print(f"  ascend-doctor check (checks only)        {statistics.median(inner) * 1000:8.0f} ms")
-        if importlib.util.find_spec("torch") is None:
-            print("  python -m torch.utils.collect_env       (torch not installed: no peer measured)")
+        med = {k: statistics.median(v) for k, v in times.items()}
+        print(f"scenario {args.scenario}, {args.runs} interleaved runs each, medians:")
+        print(f"  ascend-doctor check --json (whole command) {med['check --json'] * 1000:8.0f} ms")
+        print(f"  ascend-doctor check, text  (whole command) {med['check (text)'] * 1000:8.0f} ms")
+        print(f"  ascend-doctor check (checks only)          {statistics.median(inner) * 1000:8.0f} ms")
+        if "collect_env" not in med:
+            print("  python -m torch.utils.collect_env         (torch not installed: no peer measured)")
             return
-        peer = timed([sys.executable, "-m", "torch.utils.collect_env"], max(3, args.runs // 2))
-        print(f"  python -m torch.utils.collect_env        {statistics.median(peer) * 1000:8.0f} ms")
-        print(f"  ratio collect_env / check                {statistics.median(peer) / statistics.median(whole):8.1f}x")
+        print(f"  python -m torch.utils.collect_env          {med['collect_env'] * 1000:8.0f} ms")
+        print(f"  ratio collect_env / check --json           {med['collect_env'] / med['check --json']:8.1f}x")
+        print(f"  ratio collect_env / check, text            {med['collect_env'] / med['check (text)']:8.1f}x")
 
 
 if __name__ == "__main__":

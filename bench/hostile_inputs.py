@@ -39,7 +39,7 @@ def benign(case: Case, d: Path) -> Case:
         return Case(["check", "--root", str(d), "--env-file", str(env), "--only", "env", "--json"], (0, 1), "")
     if verb == "opcheck":
         m = _w(d / "ops.json", '{"schema": 1, "ops": ["aten::mm"]}')
-        return Case(["opcheck", str(m), "--from", "2.1.0.post13", "--to", "2.4.0.post2"], (0, 1), "")
+        return Case(["opcheck", "compare", str(m), "--from", "2.1.0.post13", "--to", "2.4.0.post2"], (0, 1), "")
     if "--snapshot" in a:
         snap = _w(d / "snap.json", '{"segments": [{"device": 0, "total_size": 2097152, "blocks": '
                                    '[{"size": 2097152, "state": "inactive"}]}]}')

@@ -5,6 +5,9 @@ Every row keeps its ``source`` id; ``Matrix.source_url(id)`` turns it into a URL
 """
 from __future__ import annotations
 
+import datetime
+import gzip
+import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -311,7 +314,42 @@ def _yaml_load(path: Path) -> Any:
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with open(path, "r", encoding="utf-8") as fh:
-        return yaml.load(fh, Loader=loader)
+        return _plain(yaml.load(fh, Loader=loader))
+
+
+def _plain(value: Any) -> Any:
+    """YAML dates as ISO text, so the YAML and the compiled JSON read the same."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    return value
+
+
+# The YAML files are for people. The package also ships them compiled into one gzipped JSON
+# document (data/compiled.json.gz, written by tools/compile_compat.py) with each file's size;
+# it is used only while every YAML file beside it still has the size it was compiled from
+# (JSON parses several times faster than YAML, which is most of `check`'s and `compat`'s
+# start-up). tests/compat_matrix/test_cm_compiled.py fails when it is stale or differs.
+COMPILED = "compiled.json.gz"
+
+
+def yaml_sizes(data_dir: Path = DATA_DIR) -> Dict[str, int]:
+    return {name: (data_dir / (name + ".yaml")).stat().st_size for name in DATA_FILES}
+
+
+def _compiled(data_dir: Path = DATA_DIR) -> Optional[Dict[str, Any]]:
+    """The compiled documents when made from YAML files of exactly these sizes, else None."""
+    try:
+        with gzip.open(data_dir / COMPILED, "rb") as fh:
+            doc = json.loads(fh.read().decode("utf-8"))
+        if doc.get("sizes") != yaml_sizes(data_dir):
+            return None
+        return doc["docs"]
+    except (OSError, ValueError, KeyError, AttributeError, EOFError):
+        return None
 
 
 def raw_data(name: str) -> Dict[str, Any]:
@@ -320,7 +358,10 @@ def raw_data(name: str) -> Dict[str, Any]:
         raise DataError("no data file %r" % name)
     with _LOCK:
         if name not in _CACHE:
-            data = _yaml_load(DATA_DIR / (name + ".yaml"))
+            if "__compiled__" not in _CACHE:
+                _CACHE["__compiled__"] = _compiled()
+            compiled = _CACHE["__compiled__"]
+            data = compiled[name] if compiled is not None else _yaml_load(DATA_DIR / (name + ".yaml"))
             if not isinstance(data, dict) or data.get("schema") != 1:
                 raise DataError("%s.yaml: missing 'schema: 1'" % name)
             _CACHE[name] = data

@@ -68,9 +68,9 @@ class HarvestError(RuntimeError):
 def _run(cmd: Sequence[str], timeout: float = PIP_TIMEOUT) -> Tuple[int, str, str]:
     """pip through the doctor's one runner: its own process group, killed with everything it
     started at the timeout or on any exit."""
-    from ascend_doctor import children
+    from ascend_doctor.host import run_command
 
-    done = children.run(list(cmd), timeout)
+    done = run_command(list(cmd), timeout)
     if done.timed_out:
         return 124, "", "timed out after %ss" % timeout
     return done.returncode, done.stdout, done.stderr

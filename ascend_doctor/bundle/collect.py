@@ -9,7 +9,6 @@ of the bundle gets).
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import shutil
@@ -20,11 +19,22 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ..errors import os_reason
+from ..inputs import os_reason
 from .. import __version__
+from ..checks.base import Options
+from ..checks.logs import log_root, recent_log_files
+from ..checks.runner import run_checks
+from ..checks.stack import host_info, known_stack
 from ..host import DEFAULT_READ_LIMIT, CommandResult, Host, ReadError
+from ..inputs.bundle_archive import KIND, TOP_PREFIX, write_archive
+from ..inputs.openable import refusal
+from ..report import check_report
+from ..triage.engine import triage_paths
+from ..triage.knowledge import Knowledge
+from ..triage.render import to_json
+from ..triage.sources import InputError
 from . import redact as R
-from .archive import KIND, TOP_PREFIX, write_archive
+from .summary import render_summary
 
 # bounds: a bundle reads whole machines, so every kind of content has a ceiling
 LOG_PROCESSES = 64  # the newest processes' plog and device logs
@@ -98,11 +108,6 @@ def build_bundle(
     command_timeout: float = 8.0,
     progress: Optional[Callable[[str], None]] = None,
 ) -> BundleResult:
-    from ..checks.base import Options
-    from ..checks.runner import run_checks
-    from ..commands.check import host_info, known_stack
-    from ..report import check_report
-
     say = progress or (lambda msg: None)
     created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     top = f"{TOP_PREFIX}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
@@ -158,7 +163,6 @@ def build_bundle(
     # --------------------------------------------------------------- logs (not recorded as raw)
     say("collecting the newest logs")
     rec.paused = True
-    from ..checks.logs import log_root, recent_log_files
 
     ctx = SimpleNamespace(host=host)
     root = log_root(ctx)  # type: ignore[arg-type]
@@ -232,8 +236,6 @@ def build_bundle(
                    "python": _python_version(), "created": created}
     add("version.json", (json.dumps(version_doc, indent=2) + "\n").encode(), "meta")
 
-    from .summary import render_summary
-
     secret_env = R.secret_names(host.env) if redact else []
     manifest: Dict[str, Any] = {
         "schema": 1,
@@ -289,8 +291,6 @@ def _is_binary(data: bytes) -> bool:
 
 def _add_extra(given: str, red: "R.Redactor", add: Callable[..., None], left_out: List[Dict[str, str]]) -> None:
     """A console capture or log file named with --logs (on this machine, not under --root)."""
-    from ..openable import refusal
-
     paths: List[str] = []
     if os.path.isdir(given):
         for dirpath, dirnames, filenames in os.walk(given):
@@ -331,8 +331,6 @@ def _triage_members(top: str, logs: List[Tuple[str, bytes]]) -> Optional[Dict[st
     """Triage the masked logs as the bundle holds them (same paths, same bytes)."""
     if not logs:
         return None
-    from ..commands.triage import run_triage
-
     scratch = tempfile.mkdtemp(prefix="ascend-doctor-bundle-")
     try:
         for name, data in logs:
@@ -340,13 +338,13 @@ def _triage_members(top: str, logs: List[Tuple[str, bytes]]) -> Optional[Dict[st
             os.makedirs(os.path.dirname(dest), exist_ok=True)
             with open(dest, "wb") as fh:
                 fh.write(data)
-        out, err = io.StringIO(), io.StringIO()
-        run_triage([os.path.join(scratch, top, "logs")], fmt="json", out=out, err=err)
-        text = out.getvalue().strip()
-        if not text:
+        try:
+            report = triage_paths([os.path.join(scratch, top, "logs")], knowledge=Knowledge())
+        except InputError:
             return None
-        doc = json.loads(text)
-        return _strip_prefix(doc, scratch.rstrip("/") + "/")
+        if report.stats.files == 0:
+            return None
+        return _strip_prefix(to_json(report), scratch.rstrip("/") + "/")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

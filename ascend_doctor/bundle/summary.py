@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
+from .redact import describe_kinds
+
 LABEL = {"chip": "chip", "driver": "driver", "firmware": "firmware", "cann": "CANN", "python": "Python",
          "torch": "torch", "torch_npu": "torch_npu"}
 ORDER = ("chip", "driver", "firmware", "cann", "python", "torch", "torch_npu")
@@ -25,8 +27,6 @@ def render_summary(manifest: Dict[str, Any], check: Dict[str, Any], compat: Dict
     lines.append(f"ascend-doctor {manifest['tool']['version']} · created {manifest['created']} · "
                  f"user {host.get('user')} · {host.get('arch') or 'arch ?'}")
     if manifest["redacted"]:
-        from .redact import describe_kinds
-
         bits = [describe_kinds(masked_kinds)] if masked_kinds else []
         if secret_env:
             bits.append(f"secret variables kept only as 'set': {', '.join(secret_env)}")

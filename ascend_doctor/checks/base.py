@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from ..facts import Facts
 from ..host import Host
 from ..model import Evidence, Fix, Status
+from . import AREA_MODULES, load_all
 
 GROUPS = (
     ("container", "Container"),
@@ -133,8 +134,6 @@ def check(
 
 def registry() -> List[Check]:
     """All checks, loading the area modules on first use, in report order."""
-    from . import AREA_MODULES, load_all
-
     load_all()
     group_rank = {name: i for i, (name, _) in enumerate(GROUPS)}
     module_rank = {name: i for i, name in enumerate(AREA_MODULES)}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
 
+from ..chips import chip_family
 from ..model import Evidence, Fix, Status
 from .base import Context, Result, check, skip
 
@@ -63,7 +64,6 @@ def chip_from_facts(facts: Any) -> Optional[str]:
     info = facts.npu_smi().info
     if info is None or not info.chips:
         return None
-    from ..chips import chip_family
 
     fams = set()
     for chip in info.chips:

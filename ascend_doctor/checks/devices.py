@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Tuple
 
 from ..facts import NPU_SMI_TIMEOUT
+from ..kb import load
 from ..model import Evidence, Fix
 from ..parsers.npu_smi import NpuChip
 from ..parsers.visible_devices import parse_rt_visible_devices
@@ -27,10 +28,6 @@ SVM_NODES = ("/dev/devmm_svm", "/dev/asdrv_svm")  # 950 drivers replace devmm_sv
 def _explain_code(code: Optional[int]) -> Optional[str]:
     """Meaning of a dcmi return code from the knowledge base, when it knows it."""
     if code is None:
-        return None
-    try:
-        from ..kb import load
-    except ImportError:
         return None
     info = load().lookup_code(str(code))
     return getattr(info, "meaning", None) if info else None

@@ -13,6 +13,10 @@ from typing import List, Optional, Tuple
 
 from ..host import ReadError
 from ..model import Evidence, Fix
+from ..parsers.plog import parse_plog_file_name
+from ..triage.engine import triage_walk
+from ..triage.render import root_cause_line
+from ..triage.sources import Source, Walk, describe
 from .base import Context, Result, check, ok, skip, warn
 from .environment import toolkit_commands
 
@@ -33,8 +37,6 @@ def log_root(ctx: Context) -> Optional[str]:
 
 def recent_log_files(ctx: Context, root: str, processes: int = RECENT_PROCESSES) -> List[Tuple[str, int]]:
     """(path, size) of the newest processes' log files under ``root``, newest process first."""
-    from ..parsers.plog import parse_plog_file_name
-
     host = ctx.host
     by_pid = {}
     for cls in ("debug", "run"):
@@ -68,10 +70,6 @@ def _applies(ctx: Context) -> Optional[str]:
 
 @check("logs.recent_errors", "Recent errors in CANN logs", "logs", applies=_applies, timeout=20.0)
 def recent_errors(ctx: Context) -> Result:
-    from ..triage.engine import triage_walk
-    from ..triage.render import root_cause_line
-    from ..triage.sources import Source, Walk, describe
-
     root = log_root(ctx)
     assert root is not None
     files = recent_log_files(ctx, root)

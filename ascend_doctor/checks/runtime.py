@@ -9,8 +9,9 @@ import shlex
 from typing import Any, Optional
 
 from ..facts import RUNTIME_TIMEOUT
+from ..kb import load
 from ..model import Evidence, Fix, Status
-from .base import Context, Result, check, fail, ok, skip, timed_out
+from .base import Context, Result, check, fail, ok, registry, skip, timed_out
 from .environment import toolkit_commands
 from .logs import log_root
 
@@ -19,10 +20,6 @@ STEP_TITLES = {"import": "import torch_npu", "available": "torch.npu.is_availabl
 
 
 def _explain(text: str) -> Optional[Any]:
-    try:
-        from ..kb import load
-    except ImportError:
-        return None
     matches = load().match(text)
     return matches[0].entry if matches else None
 
@@ -42,8 +39,6 @@ def _log_dir_here(ctx: Context) -> str:
 
 
 def _default_category(check_id: str) -> str:
-    from .base import registry
-
     return next((c.category for c in registry() if c.id == check_id and c.category), "driver_init")
 
 

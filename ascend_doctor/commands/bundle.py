@@ -20,8 +20,9 @@ import time
 from pathlib import Path
 from typing import List, Optional, TextIO, Tuple
 
+from ..bundle.redact import describe_kinds
 from ..errors import UsageError
-from .common import check_timeout, make_host, output_format, target_python
+from .common import build_sim, check_timeout, make_host, output_format, target_python
 
 
 def run_bundle(
@@ -98,7 +99,6 @@ def _text(result, seconds: float) -> str:
              + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + f") in {seconds:.2f} s"]
     if m["redacted"]:
         masked = m["redaction"]["masked_kinds"]
-        from ..bundle.redact import describe_kinds
 
         lines.append("  masked   " + (describe_kinds(masked) if masked else "nothing identifying found"))
         if m["redaction"]["secret_env"]:
@@ -152,8 +152,6 @@ def _output_path(output: Optional[str]) -> str:
 def _sim_host(sim: str) -> Tuple[str, Path, Path, Optional[Path]]:
     """A simulated host for --sim: built, and for a runtime scenario its workload run too, so
     the bundle has the job's logs and console capture."""
-    from .common import build_sim
-
     try:
         from runtime_sim.scenarios import load
         scenario = load(sim.replace("-", "_"))

@@ -4,49 +4,18 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import List, Optional
 
 from ..checks.base import Options
-from ..checks.runner import run_checks
+from ..checks.runner import UnknownCheck, run_checks, selected_checks
+from ..checks.stack import host_info
 from ..errors import UsageError
-from ..host import Host
+from ..facts import open_input_file
 from ..model import Finding, Status
-from ..report import check_report
+from ..report import check_report, prometheus
 from .common import check_timeout, make_host, output_format, target_python
 
 FAIL_ON = {"fail": 2, "warn": 1}
-
-
-def host_info(host: Host, facts) -> Dict[str, Any]:
-    info: Dict[str, Any] = {
-        "root": str(host.root),
-        "arch": facts.arch() if facts else host.arch(),
-        "container": facts.container() if facts else host.container(),
-        "user": host.user.name,
-    }
-    if host.is_real:
-        import socket
-
-        info["hostname"] = socket.gethostname()
-    if facts is not None:
-        stack = known_stack(facts)
-        if stack:
-            info["stack"] = stack
-    return info
-
-
-# which fact each stack component comes from: only facts the run already gathered are used
-_STACK_FACTS = {"driver": ("driver",), "firmware": ("firmware",), "cann": ("toolkit",), "chip": ("npu_smi",),
-                "python": ("python_stack",), "torch": ("python_stack",), "torch_npu": ("python_stack",)}
-
-
-def known_stack(facts) -> Dict[str, str]:
-    """{component: version} of the judged stack, from the facts the checks gathered (no new
-    command is run for it: a `check --only env` reports no npu-smi chip)."""
-    from ..checks.compat_checks import stack_from_facts
-
-    comps = [c for c, keys in _STACK_FACTS.items() if all(facts.known(k) for k in keys)]
-    return stack_from_facts(facts, comps) if comps else {}
 
 
 def exit_code(findings: List[Finding], fail_on: str) -> int:
@@ -78,7 +47,6 @@ def run_check(
     if expect_devices is not None and expect_devices < 0:
         raise UsageError("--expect-devices must be 0 or more")
     check_timeout(timeout)
-    from ..checks.runner import UnknownCheck, selected_checks
 
     try:
         selected_checks(Options(tier=tier), only)
@@ -87,8 +55,6 @@ def run_check(
     host = make_host(root, env_file, sim, trust_root=trust_root)
     python = target_python(host, python)
     if npu_smi:
-        from ..facts import open_input_file
-
         open_input_file(npu_smi, "--npu-smi").close()  # a bad path is a usage error now, not a finding
     options = Options(tier=tier, expect_devices=expect_devices, python=python, command_timeout=timeout,
                       npu_smi_file=npu_smi)
@@ -105,8 +71,6 @@ def run_check(
     if fmt == "json":
         sys.stdout.write(json.dumps(check_report.to_json(run.findings, info, run.duration_s), indent=2) + "\n")
     elif fmt == "prometheus":
-        from ..report import prometheus
-
         sys.stdout.write(prometheus.render(run.findings, info, run.duration_s))
     elif fmt == "md":
         sys.stdout.write(check_report.render_markdown(run.findings, info, run.duration_s))

@@ -7,8 +7,10 @@ import tempfile
 from pathlib import Path
 from typing import Optional, Tuple
 
-from ..errors import UsageError, did_you_mean, os_message
+from ..errors import UsageError, did_you_mean
+from ..inputs import os_message
 from ..host import Host, HostError, parse_env_file
+from ..inputs.openable import named_input
 
 FORMATS = ("text", "json", "md")
 
@@ -31,9 +33,7 @@ def check_timeout(timeout: float, maximum: float = 600.0, option: str = "--timeo
 
 def readable_input(path: Path, option: str) -> None:
     """Refuse what would block or mislead a read (a FIFO with no writer, a device, /proc),
-    by the one rule every verb uses (``ascend_doctor.openable``); ``<(...)`` pipes are allowed."""
-    from ..openable import named_input
-
+    by the one rule every verb uses (``ascend_doctor.inputs.openable``); ``<(...)`` pipes are allowed."""
     named_input(str(path), option, hint=" (use <(...) to pass a stream)", open_it=False)
 
 

@@ -15,7 +15,11 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, TextIO, Tuple
 
+from ..checks import load_all
+from ..checks.compat_checks import stack_from_facts
 from ..errors import UsageError
+from ..facts import Facts
+from ..report.console import escape, make_console
 from .common import make_host, output_format
 
 # flag name shown in messages, per component
@@ -93,14 +97,10 @@ def _validate(flags: Dict[str, str]) -> None:
 
 
 def _detect(host: Any, npu_smi: Optional[str] = None) -> Dict[str, str]:
-    from ..checks import load_all
-
     # register every area first: importing compat_checks alone would give its checks an
     # earlier report order than the checks they require (a later `check` in this process
     # would then run them before their requirements)
     load_all()
-    from ..checks.compat_checks import stack_from_facts
-    from ..facts import Facts
     from compat_matrix.chips import try_chip_family
     from compat_matrix.versions import try_parse_version
 
@@ -144,8 +144,6 @@ def _stack_line(stack: Dict[str, str], sources: Optional[Dict[str, str]] = None)
 
 
 def _console(out: TextIO):
-    from ..report.console import make_console
-
     return make_console(out)
 
 
@@ -157,8 +155,6 @@ def _mark(verdict: str, console: Any) -> str:
 
 
 def _text_report(rep: Any, sources: Dict[str, str], where: Optional[str], out: TextIO) -> None:
-    from ..report.console import escape
-
     console = _console(out)
     head = "ascend-doctor compat · " + ("versions from %s" % where if where else "versions from the flags")
     console.print("[bold]%s[/bold]" % escape(head))
@@ -311,8 +307,6 @@ def _left_out_rows(left_out: List[Any]) -> List[List[str]]:
 
 def _text_stacks(pinned: Dict[str, str], stacks: List[Any], left_out: List[Any], missing: Optional[str],
                  nxt: Optional[str], out: TextIO) -> None:
-    from ..report.console import escape
-
     console = _console(out)
     pins = ", ".join("%s %s" % (LABEL[k], v) for k, v in pinned.items()) or "nothing pinned"
     console.print("[bold]%s[/bold]" % escape("ascend-doctor compat --suggest · %s · %d stack%s, newest first"
@@ -406,7 +400,6 @@ def _upgrade(current: Dict[str, str], target: Dict[str, str], where: Optional[st
         md += ["- " + n for n in plan.notes]
         out.write("\n".join(md) + "\n")
         return 0
-    from ..report.console import escape
 
     console = _console(out)
     console.print("[bold]%s[/bold]" % escape("ascend-doctor compat --upgrade · from %s" % where))

@@ -21,8 +21,12 @@ import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional, TextIO, Tuple
 
+from .. import __version__
 from ..errors import UsageError
-from .common import check_timeout, output_format
+from ..flows.evidence import Evidence
+from ..flows.model import SYMPTOMS, FlowError, load_flow
+from ..flows.runner import pick_symptom, run_flow
+from .common import check_timeout, make_host, output_format
 
 MARK = {"confirmed": "✗", "ruled_out": "✓", "inconclusive": "?", "not_run": "-"}
 LABEL = {"confirmed": "confirmed", "ruled_out": "ruled out", "inconclusive": "inconclusive", "not_run": "not run"}
@@ -85,10 +89,6 @@ def run_diagnose(
     json_flag: bool = False,
     out: Optional[TextIO] = None,
 ) -> int:
-    from ..flows.evidence import Evidence
-    from ..flows.model import SYMPTOMS, FlowError, load_flow
-    from ..flows.runner import pick_symptom, run_flow
-
     out = out or sys.stdout
     fmt = output_format(fmt, json_flag)
     if symptom is not None:
@@ -114,8 +114,6 @@ def run_diagnose(
     trusted = bool(sim)  # the doctor built that tree itself; a --root tree's programs do not run
 
     def host():
-        from .common import make_host
-
         return make_host(root, env_file, trust_root=trusted)
 
     ev = Evidence(host, logs, profile, baseline, timeout=timeout)
@@ -141,8 +139,6 @@ def run_diagnose(
 
 
 def to_json(result, why: str, sim: Optional[str] = None) -> Dict[str, Any]:
-    from .. import __version__
-
     doc: Dict[str, Any] = {
         "schema": 1,
         "tool": {"name": "ascend-doctor", "version": __version__},

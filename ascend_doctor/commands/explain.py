@@ -16,6 +16,12 @@ import re
 import sys
 from typing import Any, Dict, List, Optional, TextIO
 
+from ascend_doctor import __version__, kb
+from ascend_doctor.kb.codes import canonical_keys
+from ascend_doctor.report.console import escape, make_console
+from ascend_doctor.triage.engine import triage_paths
+from ascend_doctor.triage.knowledge import Knowledge
+
 FORMATS = ("text", "json", "md")
 _ENTRY_ID = re.compile(r"^[a-z0-9_]+(?:\.[a-z0-9_]+)+$")
 MAX_MATCHES = 5
@@ -47,8 +53,6 @@ def run_explain(
         return 2
     query = query[:MAX_QUERY]
     if base is None:
-        from ascend_doctor import kb
-
         try:
             base = kb.load()
         except kb.KBError as exc:
@@ -69,8 +73,6 @@ def run_explain(
 
 # ------------------------------------------------------------------ analysis
 def is_code_query(query: str) -> bool:
-    from ascend_doctor.kb.codes import canonical_keys
-
     if "\n" in query or len(query) > 64 or len(query.split()) > 2:
         return False
     return bool(canonical_keys(query))
@@ -78,8 +80,6 @@ def is_code_query(query: str) -> bool:
 
 def explain(base: Any, query: str) -> Dict[str, Any]:
     """The explanation as plain data (the JSON output; the renderers read it too)."""
-    from ascend_doctor import __version__
-
     result: Dict[str, Any] = {
         "schema": 1,
         "tool": {"name": "ascend-doctor", "version": __version__},
@@ -147,9 +147,6 @@ def _explain_code(base: Any, query: str, result: Dict[str, Any]) -> None:
 def _triage_reading(base: Any, query: str) -> Optional[Any]:
     """The incident triage makes of the same text (so explain and triage never disagree)."""
     import io
-
-    from ascend_doctor.triage.engine import triage_paths
-    from ascend_doctor.triage.knowledge import Knowledge
 
     report = triage_paths(["-"], stdin=io.BytesIO(query.encode("utf-8", "replace")), knowledge=Knowledge(kb=base))
     return report.incidents[0] if report.incidents else None
@@ -221,8 +218,6 @@ def _label(name: str) -> str:
 
 
 def render_text(result: Dict[str, Any], out: TextIO) -> None:
-    from ascend_doctor.report.console import escape, make_console
-
     console = make_console(out)
     if not result["found"]:
         console.print(f"[yellow]Not in the knowledge base:[/yellow] {escape(result['query'][:200])}")

@@ -12,6 +12,8 @@ import sys
 from typing import List, Optional, TextIO
 
 from ..errors import UsageError
+from ..fleet.compare import FIELDS, LABEL, compare
+from ..fleet.load import FleetInputError, Skipped, collect_paths, load_report, name_nodes
 from .common import output_format
 
 
@@ -21,9 +23,6 @@ def run_fleet(paths: List[str], fmt: str = "text", json_flag: bool = False, verb
     out = stream or sys.stdout
     if not paths:
         raise UsageError("give node reports: `check --json` files, bundles or directories of them")
-    from ..fleet.compare import compare
-    from ..fleet.load import FleetInputError, collect_paths, load_report, name_nodes
-
     try:
         files, skipped = collect_paths(paths)
     except FleetInputError as exc:
@@ -32,8 +31,6 @@ def run_fleet(paths: List[str], fmt: str = "text", json_flag: bool = False, verb
     for path in files:
         node, why = load_report(path)
         if node is None:
-            from ..fleet.load import Skipped
-
             skipped.append(Skipped(path, why or "unreadable"))
         else:
             nodes.append(node)
@@ -54,8 +51,6 @@ def run_fleet(paths: List[str], fmt: str = "text", json_flag: bool = False, verb
 
 
 def _majority_line(report) -> str:
-    from ..fleet.compare import FIELDS, LABEL
-
     parts = []
     for f in FIELDS:
         if f in report.majority:
@@ -75,8 +70,6 @@ def _problems(v) -> List[str]:
 
 
 def LABEL_OF(field_name: str) -> str:
-    from ..fleet.compare import LABEL
-
     return LABEL[field_name]
 
 

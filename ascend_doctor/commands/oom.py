@@ -24,14 +24,25 @@ import io
 import sys
 from typing import BinaryIO, List, Optional, TextIO
 
-from ..errors import UsageError, os_message
+from ..core.units import format_size, parse_size
+from ..errors import UsageError
+from ..inputs import os_message
+from ..memory import MemoryInputError
+from ..memory.advice import check_conf, release_from_text
+from ..memory.device_usage import npu_smi_facts
+from ..memory.input_file import open_input
+from ..memory.message import LogFacts, scan_paths, scan_text
+from ..memory.render import render_json, render_md, render_text
+from ..memory.snapshot import load_snapshot
+from ..memory.stats import load_stats
+from ..memory.verdict import Inputs, analyze
+from ..memory.watch import fragmentation_metrics, prometheus_text
+from .common import output_format
 
 MAX_TEXT = 1 << 20
 
 
 def _read_text_file(path: str, what: str, stdin: Optional[BinaryIO] = None, limit: int = 16 << 20) -> str:
-    from ..memory.input_file import open_input
-
     fh = open_input(path, what, stdin)  # refuses FIFOs, devices and /proc files before opening
     try:
         raw = fh.read(limit)
@@ -59,9 +70,6 @@ def run_oom(
     stdin: Optional[BinaryIO] = None,
 ) -> int:
     """Analyse the inputs and print the diagnosis; returns the exit code. Bad input raises UsageError."""
-    from ..memory import MemoryInputError
-    from .common import output_format
-
     out = out or sys.stdout
     fmt = output_format(fmt, json_flag)
     files = list(files or [])
@@ -76,8 +84,6 @@ def run_oom(
         raise UsageError(f"--device {device}: must be 0 or more")
     try:
         if alloc_conf is not None:
-            from ..memory.advice import check_conf
-
             check_conf(alloc_conf)
         return _run(text, files, stats, snapshot, npu_smi, device, pid, torch_npu, alloc_conf, fmt, out, stdin)
     except MemoryInputError as exc:
@@ -87,15 +93,6 @@ def run_oom(
 def _run(text: Optional[str], files: List[str], stats_path: Optional[str], snapshot_path: Optional[str],
          npu_smi_path: Optional[str], device: Optional[int], pid: Optional[int], torch_npu: Optional[str],
          alloc_conf: Optional[str], fmt: str, out: TextIO, stdin: Optional[BinaryIO]) -> int:
-    from ..memory import MemoryInputError
-    from ..memory.advice import release_from_text
-    from ..memory.device_usage import npu_smi_facts
-    from ..memory.message import LogFacts, scan_paths, scan_text
-    from ..memory.render import render_json, render_md, render_text
-    from ..memory.snapshot import load_snapshot
-    from ..memory.stats import load_stats
-    from ..memory.verdict import Inputs, analyze
-
     release = None
     if torch_npu:
         try:
@@ -174,7 +171,6 @@ SUBCOMMANDS = ("simulate", "watch")
 def _size_arg(text: Optional[str], option: str) -> Optional[int]:
     if text is None:
         return None
-    from ..memory.units import parse_size
 
     raw = text.strip()
     if raw.isdigit():
@@ -191,10 +187,7 @@ def run_simulate(trace: str, confs: Optional[List[str]] = None, profile: Optiona
     """Replay TRACE under each setting; exit 0 when some setting finishes, 1 when none does."""
     import json
 
-    from ..memory import MemoryInputError
     from ..memory.whatif import default_confs, load_input, render_md, render_text, report, simulate, write_trace
-    from .common import output_format
-
     out = out or sys.stdout
     fmt = output_format(fmt, json_flag)
     cap = _size_arg(capacity, "--capacity")
@@ -242,10 +235,6 @@ def run_watch(stats: str, threshold: float = 0.10, pool: str = "all", device: Op
     import os
     import time
 
-    from ..memory import MemoryInputError
-    from ..memory.stats import load_stats
-    from ..memory.watch import fragmentation_metrics, prometheus_text
-
     out = out or sys.stdout
     if json_flag:
         fmt = "json"
@@ -288,8 +277,6 @@ def run_watch(stats: str, threshold: float = 0.10, pool: str = "all", device: Op
         elif fmt == "json":
             out.write(json.dumps({"schema": 1, "stats": stats, "metrics": metrics}) + "\n")
         else:
-            from ..memory.units import format_size
-
             verdict = "RESTART ADVISED" if over else "ok"
             line = (f"{verdict}: fragmentation {metrics['fragmentation_ratio']:.1%} (threshold {threshold:.0%}); "
                     f"stranded {format_size(metrics['stranded_bytes'])} of {format_size(metrics['reserved_bytes'])} reserved; "

@@ -1,11 +1,13 @@
 """`ascend-doctor opcheck`: record a model's ops on CPU, then judge them on two torch_npu versions.
 
-    ascend-doctor opcheck record [-o OPS.json] [--mode eager|fake|meta] -- python script.py [args]
-    ascend-doctor opcheck OPS.json [--from V] --to V [--json | --format md] [--fail-on unsupported|fallback|change]
+    ascend-doctor opcheck record [-o OPS.json] [--mode eager|fake|meta] [--timeout S] -- python SCRIPT.py [ARGS...]
+    ascend-doctor opcheck compare OPS.json [--from V] --to V [--fail-on unsupported|fallback|change] [--all]
+                                  [--replay DIR [--cann V] [--soc SOC]]
+    ascend-doctor opcheck versions
 
-Exit codes: record 0 / 1 (the program failed; a partial manifest is still written) /
-2 usage / 3 torch missing; check 0 / 1 (per --fail-on: an op used fails on the target by
-default) / 2 usage (bad manifest, unknown version).
+Each takes --json and --format text|json|md. Exit codes: record 0 / 1 (the program failed or
+was stopped; what it ran is still written) / 2 usage (also: no torch for that Python); compare 0 / 1 (per
+--fail-on: an op used fails on the target by default) / 2 usage (bad manifest, unknown version).
 """
 from __future__ import annotations
 
@@ -18,8 +20,15 @@ import sys
 from pathlib import Path
 from typing import List, Optional, Sequence, Union
 
+from .. import children
 from ..errors import UsageError
-from .common import output_format
+from ..facts import Facts
+from ..opcheck import render
+from ..opcheck.check import check
+from ..opcheck.choices import DEFAULT_SOC, FailOn, Mode, Soc, choose
+from ..opcheck.manifest import ManifestError, load
+from ..opcheck.replay import ReplayError, replay, summary_lines
+from .common import make_host, output_format
 
 RECORD_TIMEOUT = 3600.0
 _PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)*)?(\.exe)?$")
@@ -73,14 +82,15 @@ def _default_output(program: List[str]) -> str:
 def run_record(
     argv: Sequence[str],
     output: Optional[Union[str, Path]] = None,
-    mode: str = "eager",
+    mode: str = Mode.EAGER,
     timeout: float = RECORD_TIMEOUT,
     composite: bool = True,
+    fmt: str = "text",
     json_flag: bool = False,
 ) -> int:
     """Record the aten ops of ``argv`` (a Python program) into an op manifest."""
-    if mode not in ("eager", "fake", "meta"):
-        raise UsageError(f"--mode {mode}: choose eager, fake or meta")
+    fmt = output_format(fmt, json_flag)
+    mode = _choice(Mode, mode, "--mode")
     if not 0 < timeout <= 7 * 24 * 3600:
         raise UsageError("--timeout must be a positive number of seconds")
     interp, program = _split_program(argv)
@@ -96,12 +106,11 @@ def run_record(
     env = dict(os.environ)
     # The child interpreter may not have ascend-doctor installed: let it find this copy.
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_package_root(), env.get("PYTHONPATH", "")) if p)
-    # With --json, stdout carries only our summary: the program's own output goes to stderr.
-    from .. import children
+    # With --json or --format md, stdout carries only our summary: the program's own output goes to stderr.
 
     # its own session, marked: on every way out (done, timeout, Ctrl-C, an error) the program
     # and whatever it left running (DataLoader workers, a daemonised helper) are killed
-    proc = children.spawn(cmd, env=env, stdin=None, stdout=sys.stderr.fileno() if json_flag else None, stderr=None)
+    proc = children.spawn(cmd, env=env, stdin=None, stdout=sys.stderr.fileno() if fmt != "text" else None, stderr=None)
     try:
         rc = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -116,7 +125,6 @@ def run_record(
     if not os.path.exists(out):
         sys.stderr.write(f"ascend-doctor: opcheck record: no manifest written (recorder exit status {rc})\n")
         return 1
-    from ..opcheck.manifest import ManifestError, load
 
     try:
         m = load(out)
@@ -124,21 +132,39 @@ def run_record(
         sys.stderr.write(f"ascend-doctor: opcheck record: {exc}\n")
         return 1
     rec = m.recorded
-    done = "recorded" if rec.get("complete", True) else "recorded (incomplete: the program failed)"
-    summary = f"{done} {len(m.ops)} ops, {m.total_calls} calls in {rec.get('seconds', 0):.1f} s [{rec.get('mode')}] -> {out}"
-    if json_flag:
+    summary = _record_summary(m, out)
+    if fmt == "json":
         sys.stdout.write(json.dumps({"schema": 1, "manifest": out, "ops": len(m.ops), "calls": m.total_calls,
-                                     "recorded": rec}, indent=2) + "\n")
+                                     "complete": rec.get("complete", True), "recorded": rec}, indent=2) + "\n")
+    elif fmt == "md":
+        sys.stdout.write(f"# opcheck record\n\n{summary}\n")
     sys.stderr.write(f"ascend-doctor: opcheck {summary}\n")
-    return 0 if rc == 0 else 1
+    return 0 if rc == 0 and rec.get("complete", True) else 1
+
+
+def _record_summary(m, out: str) -> str:
+    """One line: what was recorded, or how the program ended and what it left."""
+    rec = m.recorded
+    how = f"{rec.get('seconds', 0):.1f} s [{rec.get('mode')}]"
+    if rec.get("complete", True):
+        return f"recorded {len(m.ops)} ops, {m.total_calls} calls in {how} -> {out}"
+    error = rec.get("error") or "it failed"
+    ended = error if error.startswith("the program") else f"the program failed ({error})"
+    if not m.ops:
+        return f"record: {ended} before running any op: nothing recorded ({out} holds an empty, incomplete manifest)"
+    return f"record: {ended}; recorded the {len(m.ops)} ops, {m.total_calls} calls it ran before, in {how} -> {out} (incomplete)"
+
+
+def _choice(enum, value, option: str) -> str:
+    try:
+        return choose(enum, value, option)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def host_torch_npu(python: Optional[str] = None, root: Optional[Path] = None,
                    env_file: Optional[Path] = None, sim: Optional[str] = None) -> str:
     """torch_npu version of the target Python, via the fact gatherer `check` uses."""
-    from ..facts import Facts
-    from .common import make_host
-
     facts = Facts(make_host(root, env_file, sim), python=python)
     stack = facts.python_stack()
     version = stack.version_of("torch_npu")
@@ -149,13 +175,13 @@ def host_torch_npu(python: Optional[str] = None, root: Optional[Path] = None,
     return version
 
 
-def run_opcheck(
+def run_compare(
     manifest: Union[str, Path],
-    from_v: Optional[str],
-    to_v: Optional[str],
+    from_v: Optional[str] = None,
+    to_v: Optional[str] = None,
     fmt: str = "text",
     json_flag: bool = False,
-    fail_on: str = "unsupported",
+    fail_on: str = FailOn.UNSUPPORTED,
     show_all: bool = False,
     python: Optional[str] = None,
     root: Optional[Path] = None,
@@ -172,34 +198,31 @@ def run_opcheck(
     """
     from compat_matrix.op_support import UnknownVersionError
 
-    from ..opcheck import render
-    from ..opcheck.check import check
-    from ..opcheck.diff import FAIL_ON
-    from ..opcheck.manifest import ManifestError, load
-
     fmt = output_format(fmt, json_flag)
-    if fail_on not in FAIL_ON:
-        raise UsageError(f"--fail-on {fail_on}: choose one of {', '.join(FAIL_ON)}")
+    fail_on = _choice(FailOn, fail_on, "--fail-on")
+    if soc is not None:
+        soc = _choice(Soc, soc, "--soc")
     if not to_v:
-        raise UsageError("opcheck: --to VERSION is required (a torch_npu wheel such as 2.7.1.post8, a release line such as 26.1.0, or a CANN version such as 9.1.0)")
+        raise UsageError("opcheck compare: --to VERSION is required (a torch_npu wheel such as 2.7.1.post8, a release line such as 26.1.0, or a CANN version such as 9.1.0)")
+    if (cann or soc) and not replay_dir:
+        raise UsageError("--cann and --soc choose the simulated host of --replay DIR")
+    if replay_dir and Path(replay_dir).exists() and not Path(replay_dir).is_dir():
+        raise UsageError(f"--replay {replay_dir}: exists and is not a directory (give a directory for the simulated logs; it is created if missing)")
     try:
         m = load(manifest)
     except ManifestError as exc:
         raise UsageError(str(exc)) from None
     if from_v is None:
         from_v = host_torch_npu(python, root, env_file, sim)
-    if (cann or soc) and not replay_dir:
-        raise UsageError("--cann and --soc choose the simulated host of --replay DIR")
     try:
         report = check(m, from_v, to_v)
     except UnknownVersionError as exc:
         raise UsageError(str(exc)) from None
     replayed = None
     if replay_dir:
-        from ..opcheck.replay import DEFAULT_SOC, ReplayError, replay, summary_lines
-
+        logs = _replay_dir(replay_dir)
         try:
-            replayed = replay(m, to_v, Path(replay_dir), cann=cann, soc=soc or DEFAULT_SOC)
+            replayed = replay(m, to_v, logs, cann=cann, soc=soc or DEFAULT_SOC.value)
         except ReplayError as exc:
             raise UsageError(f"--replay: {exc}") from None
         except ValueError as exc:  # a CANN version the simulator cannot take
@@ -221,16 +244,33 @@ def run_opcheck(
     return code
 
 
-def run_versions(json_flag: bool = False) -> int:
+def _replay_dir(path: Union[str, Path]) -> Path:
+    """The directory --replay writes its logs to: made if missing; anything that is not a
+    directory we can write (a file, a path under /proc) is a one-line usage error."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"--replay {p}: exists and is not a directory (give a directory for the simulated logs; it is created if missing)")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--replay {p}: cannot create the directory: {exc.strerror or exc}") from None
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise UsageError(f"--replay {p}: directory is not writable")
+    return p
+
+
+def run_versions(fmt: str = "text", json_flag: bool = False) -> int:
     """List the torch_npu lines and builds the op data covers (every one is a valid --from/--to)."""
     from compat_matrix import op_support
     from compat_matrix.op_support import store
+
+    fmt = output_format(fmt, json_flag)
 
     rels = op_support.releases()
     wheels = {r.wheel: r for r in store.wheel_releases()}
     lines = store.wheel_lines()
     unreadable = store.wheel_unreadable()
-    if json_flag:
+    if fmt == "json":
         doc = {
             "schema": 1,
             "lines": [{"line": ln["line"], "torch": wheels[ln["base"]].torch, "newest": ln["base"],
@@ -244,6 +284,8 @@ def run_versions(json_flag: bool = False) -> int:
         }
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return 0
+    if fmt == "md":
+        return _versions_md(lines, wheels, rels, unreadable)
     out = sys.stdout.write
     out(f"torch_npu lines, each build read from its own wheel (pypi: torch-npu==V): {len(wheels)} builds\n")
     out(f"{'line':<8} {'torch':<6} {'newest':<13} {'CANN':<8} {'ops':>5} {'aten':>5} {'npu':>4}  builds\n")
@@ -265,31 +307,18 @@ def run_versions(json_flag: bool = False) -> int:
     return 0
 
 
-def run_command(
-    target: str,
-    program: Optional[Sequence[str]] = None,
-    from_v: Optional[str] = None,
-    to_v: Optional[str] = None,
-    fail_on: str = "unsupported",
-    show_all: bool = False,
-    python: Optional[str] = None,
-    output: Optional[Union[str, Path]] = None,
-    mode: str = "eager",
-    timeout: float = RECORD_TIMEOUT,
-    fmt: str = "text",
-    json_flag: bool = False,
-    replay_dir: Optional[Union[str, Path]] = None,
-    cann: Optional[str] = None,
-    soc: Optional[str] = None,
-) -> int:
-    """The CLI's `opcheck TARGET ...`: TARGET is `record`, `versions` or a manifest path."""
-    if target == "record":
-        if from_v or to_v:
-            raise UsageError("opcheck record takes no --from/--to: check the manifest afterwards")
-        return run_record(program or [], output=output, mode=mode, timeout=timeout, json_flag=json_flag)
-    if program:
-        raise UsageError(f"opcheck: unexpected arguments after the manifest: {' '.join(program)}")
-    if target == "versions":
-        return run_versions(json_flag=json_flag)
-    return run_opcheck(target, from_v, to_v, fmt=fmt, json_flag=json_flag, fail_on=fail_on, show_all=show_all,
-                       python=python, replay_dir=replay_dir, cann=cann, soc=soc)
+def _versions_md(lines, wheels, rels, unreadable) -> int:
+    out = sys.stdout.write
+    out(f"# opcheck versions\n\ntorch_npu lines, each build read from its own wheel (pypi: torch-npu==V): {len(wheels)} builds\n\n")
+    out("| line | torch | newest | CANN | ops | aten | npu | builds |\n|---|---|---|---|---:|---:|---:|---|\n")
+    for ln in reversed(lines):
+        base = wheels[ln["base"]]
+        c = base.counts
+        out(f"| {ln['line']} | {base.torch} | {base.wheel} | {base.cann or '?'} | {c.get('total', 0)} | {c.get('aten', 0)} "
+            f"| {c.get('npu', 0)} | {', '.join(reversed(ln['builds']))} |\n")
+    if unreadable:
+        out("\nNot readable: " + "; ".join(f"{u['wheel']}: {u['reason']}" for u in unreadable) + "\n")
+    out("\n## Release branches\n\n| branch | release | torch | wheel | CANN | ops |\n|---|---|---|---|---|---:|\n")
+    for r in rels:
+        out(f"| {r.branch} | {r.release} | {r.torch} | {r.wheel} | {r.cann} | {r.counts.get('total', '')} |\n")
+    return 0

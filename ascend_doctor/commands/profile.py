@@ -9,6 +9,7 @@ import sys
 from typing import List, Optional, TextIO
 
 from ..errors import UsageError
+from ..profile import ProfileInputError, analyze, compare, render
 from .common import output_format
 
 
@@ -18,9 +19,6 @@ def run_profile(paths: List[str], fmt: str = "text", json_flag: bool = False, ve
     fmt = output_format(fmt, json_flag)
     if not paths:
         raise UsageError("profile: give a profiling directory (a *_ascend_pt or PROF_* tree, or their parent)")
-    from ..profile import ProfileInputError, analyze, compare
-    from ..profile import render
-
     if paths[0] == "compare":
         rest = paths[1:]
         if len(rest) != 2:

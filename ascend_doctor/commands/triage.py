@@ -15,6 +15,12 @@ from __future__ import annotations
 import sys
 from typing import BinaryIO, List, Optional, TextIO
 
+from ..triage import render
+from ..triage.engine import triage_paths
+from ..triage.knowledge import Knowledge
+from ..triage.render import render_json
+from ..triage.sources import InputError
+
 FORMATS = ("text", "json", "md", "html")
 
 
@@ -35,10 +41,6 @@ def run_triage(
     if not paths:
         err.write("ascend-doctor triage: give at least one log file or directory, or - for stdin\n")
         return 2
-    from ..triage.engine import triage_paths
-    from ..triage.knowledge import Knowledge
-    from ..triage.sources import InputError
-
     try:
         report = triage_paths(paths, stdin=stdin, knowledge=Knowledge())
     except InputError as exc:
@@ -55,18 +57,15 @@ def run_triage(
         more = f" ({'; '.join(parts)})" if parts else ""
         err.write(f"ascend-doctor triage: no readable log text in {', '.join(paths)}{more}\n")
         if fmt == "json":
-            from ..triage.render import render_json
-
             out.write(render_json(report) + "\n")
         return 2
-    from ..triage import render
 
     if fmt == "json":
         out.write(render.render_json(report) + "\n")
     elif fmt == "md":
         out.write(render.render_md(report))
     elif fmt == "html":
-        from ..report.html import triage_html
+        from ..report.html import triage_html  # the page renderer, only for --format html
 
         out.write(triage_html(render.to_json(report)))
     else:

@@ -1,7 +1,7 @@
 """Reading node reports: `check --json` output, bundles (their check.json), or directories of them.
 
 Every input is bounded (a report larger than 16 MiB is not a check report) and opened by
-the one rule every verb uses (``ascend_doctor.openable``: no FIFOs, devices or /proc).
+the one rule every verb uses (``ascend_doctor.inputs.openable``: no FIFOs, devices or /proc).
 """
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..errors import os_message, os_reason
+from ..inputs import os_message, os_reason
+from ..inputs.bundle_archive import is_bundle, read_member
+from ..inputs.openable import refusal
 
 MAX_REPORT_BYTES = 16 << 20
 MAX_FILES = 100000
@@ -45,8 +47,6 @@ class FleetInputError(Exception):
 
 def collect_paths(paths: List[str]) -> Tuple[List[str], List[Skipped]]:
     """Report files under the given paths: *.json and bundle archives; directories are walked."""
-    from ..openable import refusal
-
     files: List[str] = []
     skipped: List[Skipped] = []
     for given in paths:
@@ -73,8 +73,6 @@ def collect_paths(paths: List[str]) -> Tuple[List[str], List[Skipped]]:
 
 def load_report(path: str) -> Tuple[Optional[NodeReport], Optional[str]]:
     """(report, None) or (None, why it is not a node report)."""
-    from ..openable import refusal
-
     try:
         st = os.stat(path)
     except OSError as exc:
@@ -84,8 +82,6 @@ def load_report(path: str) -> Tuple[Optional[NodeReport], Optional[str]]:
         return None, reason
     kind = "check"
     if path.endswith(_BUNDLE_SUFFIXES):
-        from ..bundle.archive import is_bundle, read_member
-
         if not is_bundle(path):
             return None, "an archive that is not an ascend-doctor bundle"
         data = read_member(path, "check.json", MAX_REPORT_BYTES)

@@ -12,8 +12,14 @@ import importlib
 import json
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ..checks.base import Options
+from ..checks.runner import run_checks
 from ..host import Host
+from ..memory.message import scan_paths
+from ..memory.verdict import Inputs, analyze
 from ..model import Finding
+from ..triage.engine import triage_paths
+from ..triage.render import render_json
 
 
 class Evidence:
@@ -37,9 +43,6 @@ class Evidence:
 
     def check_run(self):
         """Every quick check, run once as ``ascend-doctor check`` runs them (dependencies included)."""
-        from ..checks.base import Options
-        from ..checks.runner import run_checks
-
         return self._once("checks", lambda: run_checks(self.host(), Options(command_timeout=self.timeout)))
 
     def findings(self) -> Dict[str, Finding]:
@@ -59,9 +62,6 @@ class Evidence:
             return None
 
         def compute() -> Dict[str, Any]:
-            from ..triage.engine import triage_paths
-            from ..triage.render import render_json
-
             return json.loads(render_json(triage_paths(self.logs)))
 
         return self._once("triage", compute)
@@ -72,14 +72,10 @@ class Evidence:
             return None
 
         def compute():
-            from ..memory.message import scan_paths
-            from ..memory.render import render_json
-            from ..memory.verdict import Inputs, analyze
-
             facts = scan_paths(self.logs)
             if not facts.ooms and not facts.driver_ooms:
                 return facts, None
-            return facts, json.loads(render_json(analyze(Inputs(log=facts))))
+            return facts, json.loads(json.dumps(analyze(Inputs(log=facts)).to_json()))
 
         return self._once("oom", compute)
 

@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from ..checks.base import registry
+from ..kb.loader import read_yaml
+from ..kb.model import KBError
 from ..model import CATEGORIES
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -180,10 +183,6 @@ def load_flow(symptom: str, data_dir: Path = DATA_DIR) -> Flow:
         raise FlowError(f"unknown symptom {symptom!r}: choose one of {', '.join(SYMPTOMS)}")
     key = f"{data_dir}:{symptom}"
     if key not in _CACHE:
-        from ..checks.base import registry
-        from ..kb.loader import read_yaml
-        from ..kb.model import KBError
-
         path = data_dir / f"{symptom}.yaml"
         if not path.is_file():
             raise FlowError(f"{path}: missing flow file")

@@ -58,8 +58,10 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, Optional
+from typing import Dict, Optional
 
+from ascend_doctor.kb.knowledge import KnowledgeBase
+from ascend_doctor.kb.loader import data_dir_from_env, load_entries
 from ascend_doctor.kb.model import (
     CHECK_IDS,
     ROLES,
@@ -72,12 +74,9 @@ from ascend_doctor.kb.model import (
     MatchPart,
 )
 
-if TYPE_CHECKING:  # the real import is lazy (see __getattr__ below)
-    from ascend_doctor.kb.knowledge import KnowledgeBase
-
 __all__ = [
     "load",
-    "KnowledgeBase",
+    KnowledgeBase,
     "Entry",
     "Match",
     "MatchPart",
@@ -89,15 +88,12 @@ __all__ = [
     "ROLES",
 ]
 
-_CACHE: Dict[str, "KnowledgeBase"] = {}
+_CACHE: Dict[str, KnowledgeBase] = {}
 _LOCK = threading.Lock()
 
 
-def load(data_dir: Optional[str] = None) -> "KnowledgeBase":
+def load(data_dir: Optional[str] = None) -> KnowledgeBase:
     """The knowledge base, parsed once per process (thread-safe). Raises KBError on bad data."""
-    from ascend_doctor.kb.knowledge import KnowledgeBase
-    from ascend_doctor.kb.loader import data_dir_from_env, load_entries
-
     path = Path(data_dir) if data_dir else data_dir_from_env()
     key = str(path)
     base = _CACHE.get(key)
@@ -109,10 +105,3 @@ def load(data_dir: Optional[str] = None) -> "KnowledgeBase":
                 _CACHE[key] = base
     return base
 
-
-def __getattr__(name: str):  # lazy re-export keeps `import ascend_doctor.kb` cheap
-    if name == "KnowledgeBase":
-        from ascend_doctor.kb.knowledge import KnowledgeBase
-
-        return KnowledgeBase
-    raise AttributeError(name)

@@ -2,7 +2,7 @@
 
 A regex can say *what* an out-of-memory message reports but not whether its numbers
 mean fragmentation; these predicates read the captured numbers and ask the one OOM
-decision the project has (``ascend_doctor.memory.rules.judge``, also used by triage and
+decision the project has (``ascend_doctor.core.oom.judge``, also used by triage and
 ``ascend-doctor oom``), so that ``explain`` never disagrees with them. Each takes the
 pattern's named groups (``req``, ``free``, ``alloc``, ``reserved``, ``total``,
 ``allowed``, or ``gap`` where the CUDA 2.x text prints reserved-but-unallocated) and
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Callable, Dict, Mapping, Optional
 
-from ..memory.rules import Decision, Reading, judge
-from ..memory.units import Size, parse_size
+from ..core.oom import Decision, Reading, judge
+from ..core.units import Size, parse_size
 
 
 def _decide(groups: Mapping[str, Optional[str]]) -> Optional[Decision]:

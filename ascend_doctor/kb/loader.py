@@ -26,7 +26,7 @@ from ascend_doctor.kb.model import (
     Rule,
 )
 from ascend_doctor.kb.triggers import required_literal
-from ascend_doctor.errors import os_message
+from ascend_doctor.inputs import os_message
 from ascend_doctor.model import CATEGORIES
 
 DATA_DIR = Path(__file__).resolve().parent / "data"

@@ -16,6 +16,8 @@ import sys
 import zipfile
 from typing import Dict, List, Set, Tuple
 
+from ascend_doctor import kb
+
 _HEADERS = ("rt_error_codes.h", "acl_base.h", "acl_base_rt.h", "ge_error_codes.h", "hccl_types.h")
 _PAIR = re.compile(r"\b((?:ACL_ERROR_|ACL_RT_SUCCESS|HCCL_E_|HCCL_SUCCESS)[A-Z0-9_]*)\s*(?:=\s*|\s+)\(?(-?\d+)U?\)?\s*[;,/]")
 _NPU_TEXT = re.compile(r"^\s*\{(\d{6}),", re.M)
@@ -43,8 +45,6 @@ def header_pairs(wheel: str) -> Tuple[Dict[Tuple[str, int], List[str]], Set[int]
 
 
 def verify(wheel: str) -> int:
-    from ascend_doctor import kb
-
     tables = kb.load().tables
     by_name: Dict[str, Set[int]] = {}
     kb_numeric: Dict[int, str] = {}

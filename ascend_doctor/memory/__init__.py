@@ -21,7 +21,7 @@ API (stable; ``ascend_doctor.commands.oom`` is the CLI on top of it)::
     diagnosis.status     # oom | at_risk | healthy
     diagnosis.to_json()  # schema 1
 
-    from ascend_doctor.memory.rules import Reading, judge   # the pure decision for one event
+    from ascend_doctor.core.oom import Reading, judge   # the pure decision for one event
 
 Bad input raises ``MemoryInputError`` (a one-line message; the CLI exits 2). Files named
 by the user are opened through ``memory.input_file.open_input``: a regular file, ``-`` or
@@ -30,18 +30,7 @@ Nothing here imports torch or torch_npu; only ``whatif`` (oom simulate) imports 
 """
 from __future__ import annotations
 
-from typing import Any
+from .errors import MemoryInputError
+from .verdict import Diagnosis, Inputs, analyze
 
 __all__ = ["analyze", "Inputs", "Diagnosis", "MemoryInputError"]
-
-
-class MemoryInputError(ValueError):
-    """An input that cannot be analysed (not a snapshot, stats with unknown keys, ...)."""
-
-
-def __getattr__(name: str) -> Any:  # keep `import ascend_doctor.memory` cheap for triage
-    if name in ("analyze", "Inputs", "Diagnosis"):
-        from . import verdict
-
-        return getattr(verdict, name)
-    raise AttributeError(name)

@@ -13,7 +13,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from .units import MiB
+from ..core.units import MiB
+from ..errors import did_you_mean
+from .errors import MemoryInputError
 
 _DATA = Path(__file__).with_name("data") / "alloc_conf.yaml"
 MAX_SPLIT_CAP_MB = 1024  # larger thresholds stop helping: the stranded size classes get split again
@@ -62,9 +64,6 @@ def check_conf(value: str, what: str = "--alloc-conf") -> Dict[str, str]:
     """A PYTORCH_NPU_ALLOC_CONF value the user gave, parsed, or ``MemoryInputError`` (one line)
     when torch_npu would refuse it at start-up: a key no release line knows, or a key without
     ``:value``. Values are not judged here (the release line decides what it accepts)."""
-    from ..errors import did_you_mean
-    from . import MemoryInputError
-
     if not value.strip():
         raise MemoryInputError(f"{what}: empty; give the PYTORCH_NPU_ALLOC_CONF value, e.g. expandable_segments:True")
     known = list(load_options()["keys"])

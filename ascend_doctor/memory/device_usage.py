@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
+from ..core.units import MiB
 from ..parsers.npu_smi import NpuChip, NpuSmiInfo, parse_npu_smi_info
-from . import MemoryInputError
-from .units import MiB
+from .errors import MemoryInputError
 
 
 @dataclass

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
+from ..core.oom import Decision, judge
+from ..core.units import MiB, format_size
+from ..parsers.oom_text import classify, reading
 from .device_usage import DeviceUsage
 from .message import LogFacts, OomHit
 from .model import Diagnosis, EvidenceItem, Inputs, Numbers
-from .rules import Decision, judge
 from .stats import StatsFacts
-from .units import MiB, format_size
 
 PENDING_NOTE_BYTES = 512 * MiB  # freed memory still waiting for other streams worth a note
 ROUNDING_NOTE_SHARE = 0.05  # rounding waste worth a note
@@ -135,8 +136,6 @@ def add_notes(diag: Diagnosis, inputs: Inputs, log: Optional[LogFacts], hit: Opt
     """Facts beside the verdict: other OOM events, pending frees, conflicting settings, stale inputs."""
     notes = diag.notes
     if log is not None and len(log.ooms) > 1 and hit is not None:
-        from ..parsers.oom_text import classify, reading
-
         def key(r: Any) -> Any:
             return (r.kind, r.device, r.requested, r.free, r.allocated, r.reserved)
 

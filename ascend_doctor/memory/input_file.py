@@ -4,7 +4,7 @@ The path must be a regular file, ``-`` (stdin), or the pipe a shell's process
 substitution hands over (``--stats <(ssh node cat stats.json)`` arrives as ``/dev/fd/N``).
 Anything else is refused before it is opened, with one line saying what it is: a FIFO
 without a writer would block the open forever, a device node or a file under ``/proc``
-could block on read or act on being opened (see ``ascend_doctor.openable``).
+could block on read or act on being opened (see ``ascend_doctor.inputs.openable``).
 """
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import sys
 from typing import BinaryIO, Optional
 
 from ..inputs import InputError
-from ..openable import named_input
-from . import MemoryInputError
+from ..inputs.openable import named_input
+from .errors import MemoryInputError
 
 
 def open_input(path: str, what: str, stdin: Optional[BinaryIO] = None) -> BinaryIO:

@@ -21,11 +21,14 @@ import re
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, List, Optional, Tuple
 
+from ..inputs import int_or_none as num
 from ..parsers.oom_text import OomRecord, parse_oom
 from ..parsers.plog import parse_plog_line
 from ..parsers.prefixes import strip_prefixes
-from . import MemoryInputError
-from ..inputs import int_or_none as num
+from ..triage.events import sniff_plog
+from ..triage.reader import Counter, decode_line, looks_binary, scan_candidates
+from ..triage.sources import InputError, tar_members, walk_inputs
+from .errors import MemoryInputError
 
 RETRY_TEXT = "Get a block from the existing pool failed"
 _NEEDLES = (b"out of memory", b"Tried to allocate", RETRY_TEXT.encode(), b"ALLOC_CONF", b"expandable_segments", b"EL0004",
@@ -202,10 +205,6 @@ def scan_paths(paths: Iterable[str], stdin: Optional[BinaryIO] = None) -> LogFac
 
     Raises MemoryInputError when a path does not exist or nothing in it is readable text.
     """
-    from ..triage.events import sniff_plog
-    from ..triage.reader import Counter, decode_line, looks_binary, scan_candidates
-    from ..triage.sources import InputError, tar_members, walk_inputs
-
     paths = list(paths)
     try:
         walk = walk_inputs(paths, stdin=stdin)

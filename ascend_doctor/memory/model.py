@@ -4,12 +4,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
+from .. import __version__
+from ..core.units import Size
+from ..model import SCHEMA
 from .advice import Plan, ReleaseInfo
 from .device_usage import DeviceUsage
 from .message import LogFacts
 from .snapshot import SnapshotFacts
 from .stats import StatsFacts
-from .units import Size
 
 
 @dataclass
@@ -60,7 +62,7 @@ class Diagnosis:
         if self.verdict == "none":
             return None
         if self.verdict == "external":
-            return "device_busy_permission"  # someone else holds the device's memory (memory.rules.Decision)
+            return "device_busy_permission"  # someone else holds the device's memory (core.oom.Decision)
         return "oom_fragmentation" if self.verdict == "oom_fragmentation" else "oom_capacity"
 
     @property
@@ -72,9 +74,6 @@ class Diagnosis:
         return self.status in ("oom", "at_risk")
 
     def to_json(self) -> Dict[str, Any]:
-        from .. import __version__
-        from ..model import SCHEMA
-
         plan = self.plan
         return {
             "schema": SCHEMA,

@@ -5,7 +5,7 @@ import json
 import textwrap
 from typing import List, Tuple
 
-from .units import format_size
+from ..core.units import format_size
 from .model import Diagnosis
 
 _ROWS: Tuple[Tuple[str, str], ...] = (

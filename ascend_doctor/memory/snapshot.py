@@ -30,9 +30,10 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Dict, List, Optional, Tuple
 
-from ..errors import os_message
+from ..inputs import os_message
 from ..inputs import LIMITS, InputError, Seen, check_pickle, load_json, saturate
-from . import MemoryInputError
+from .errors import MemoryInputError
+from .input_file import open_input
 
 STATES = {"active_allocated": "allocated", "active_pending_free": "pending",
           "active_awaiting_free": "pending", "inactive": "free"}
@@ -349,8 +350,6 @@ def _load_stream(fh: BinaryIO, name: str) -> Any:
 
 def load_snapshot(path: str, device: Optional[int] = None, stdin: Optional[BinaryIO] = None) -> SnapshotFacts:
     """Read a snapshot file (pickle or JSON; ``-`` is stdin). Raises MemoryInputError."""
-    from .input_file import open_input
-
     name = f"--snapshot {path}"
     fh = open_input(path, "--snapshot", stdin)
     try:

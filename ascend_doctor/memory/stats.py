@@ -25,11 +25,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Dict, List, Optional
 
-from ..errors import os_message
-from ..inputs import LIMITS, InputError, json_depth, load_json, parse_printed, saturate
-from . import MemoryInputError
-from .units import parse_size
+from ..core.units import parse_size
+from ..inputs import LIMITS, InputError, os_message
 from ..inputs import int_or_none as num
+from ..inputs import json_depth, load_json, parse_printed, saturate
+from .errors import MemoryInputError
+from .input_file import open_input
 
 ARRAYS = ("allocation", "segment", "active", "inactive_split", "allocated_bytes", "reserved_bytes",
           "active_bytes", "inactive_split_bytes", "requested_bytes")
@@ -301,8 +302,6 @@ def parse_stats_text(text: str, name: str = "stats", device: Optional[int] = Non
 def load_stats(path: str, device: Optional[int] = None, max_bytes: int = 64 << 20,
                stdin: Optional[BinaryIO] = None) -> StatsFacts:
     """Read statistics from a file (``-`` is stdin). Raises MemoryInputError."""
-    from .input_file import open_input
-
     fh = open_input(path, "--stats", stdin)
     try:
         raw = fh.read(max_bytes + 1)

@@ -14,15 +14,24 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional
 
-from .advice import Plan, ReleaseInfo, parse_conf, plan_capacity, plan_external, plan_fragmentation, release_from_template
+from ..core.oom import RULE_TEXT, Decision, Reading, judge
+from ..core.units import GiB, MiB, Size, format_size, ratio
+from ..parsers.oom_text import reading
+from .advice import (
+    Plan,
+    ReleaseInfo,
+    parse_conf,
+    plan_capacity,
+    plan_external,
+    plan_fragmentation,
+    release_from_template,
+)
 from .device_usage import DeviceUsage
 from .explanation import EXTRA_RULES, add_notes, collect_evidence, title_for
 from .message import LogFacts, OomHit
 from .model import Diagnosis, Inputs, Numbers
-from .rules import RULE_TEXT, Decision, Reading, judge
 from .snapshot import SnapshotFacts
 from .stats import StatsFacts
-from .units import GiB, MiB, Size, format_size, ratio
 
 # Suggested defaults: stranded memory worth a warning
 STRANDED_WARN_BYTES = GiB
@@ -36,8 +45,6 @@ _KB = {
 
 
 def _message_numbers(nums: Numbers, hit: OomHit) -> Reading:
-    from ..parsers.oom_text import reading
-
     r = reading(hit.record)
     for key, size in (("requested", r.requested), ("free", r.free), ("allocated", r.allocated),
                       ("reserved", r.reserved), ("total", r.total), ("allowed", r.allowed)):

@@ -29,8 +29,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..errors import os_message
-from . import MemoryInputError
+from .. import __version__
+from ..core.units import format_size
+from ..inputs import os_message
+from .advice import max_split_mb
+from .errors import MemoryInputError
+from .input_file import open_input
+from .snapshot import _load_stream
 
 TRACE_FORMAT = "ascend-doctor.alloc-trace"
 OPS = ("alloc", "free", "record_stream", "empty_cache", "non_torch")
@@ -158,9 +163,6 @@ def load_input(spec: str, capacity: Optional[int] = None, non_torch: Optional[in
         ti = TraceInput(name=t.name, capacity=t.device_capacity_bytes, non_torch=t.non_torch_bytes,
                         events=list(t.events), source="runtime_sim", notes=[t.title])
     else:
-        from .input_file import open_input
-        from .snapshot import _load_stream
-
         fh = open_input(spec, "TRACE")
         try:
             data = _load_stream(fh if fh.seekable() else _buffer(fh), f"TRACE {spec}")
@@ -211,8 +213,6 @@ def simulate(trace: TraceInput, confs: Sequence[str], profile: Optional[str] = N
     from runtime_sim.allocator import AllocConfError, CachingAllocator, UnknownProfileError, parse_alloc_conf
     from runtime_sim.allocator.traces import Trace, replay
 
-    from .advice import max_split_mb
-
     sim_trace = Trace(name=trace.name, title=trace.name, device_capacity_bytes=trace.capacity,
                       non_torch_bytes=trace.non_torch, events=trace.events)
     outcomes: List[Outcome] = []
@@ -255,8 +255,6 @@ def simulate(trace: TraceInput, confs: Sequence[str], profile: Optional[str] = N
 
 
 def report(trace: TraceInput, outcomes: List[Outcome], profile: Optional[str]) -> Dict[str, Any]:
-    from .. import __version__
-
     best = next((o for o in outcomes if o.completed and o.error is None), None)
     return {
         "schema": 1,
@@ -272,8 +270,6 @@ def report(trace: TraceInput, outcomes: List[Outcome], profile: Optional[str]) -
 
 
 def render_text(doc: Dict[str, Any]) -> str:
-    from .units import format_size
-
     t = doc["trace"]
     lines = [f"oom simulate: {t['name']} ({t['source']}, {t['events']} events) on a {format_size(t['device_capacity_bytes'])} device"
              + (f", {format_size(t['non_torch_bytes'])} held outside PyTorch" if t["non_torch_bytes"] else "")
@@ -304,8 +300,6 @@ def render_text(doc: Dict[str, Any]) -> str:
 
 
 def render_md(doc: Dict[str, Any]) -> str:
-    from .units import format_size
-
     t = doc["trace"]
     lines = [f"## oom simulate: {t['name']}", "", f"{t['events']} events, {format_size(t['device_capacity_bytes'])} device.", "",
              "| setting | outcome | peak reserved | stranded | reserved - allocated | retries |", "|---|---|---|---|---|---|"]

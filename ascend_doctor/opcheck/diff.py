@@ -4,8 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
+from ascend_doctor.opcheck.choices import FailOn
 from ascend_doctor.opcheck.classify import ON_CPU, OpVerdict, classify, op_notes
-from ascend_doctor.opcheck.manifest import Manifest
+from ascend_doctor.opcheck.manifest import Manifest, OpEntry
 from ascend_doctor.opcheck.skew import TorchSkew, torch_skew
 
 # change kind -> impact group shown in the summary
@@ -25,7 +26,6 @@ CHANGE_IMPACT = {
     "unknown": "test",
 }
 IMPACTS = ("breaks", "slower", "on_cpu", "test", "faster")
-FAIL_ON = ("unsupported", "fallback", "change")
 
 
 @dataclass
@@ -101,64 +101,94 @@ def _children(op: str, manifest: Manifest, after: Dict[str, OpVerdict]) -> List[
 
 
 def compare(manifest: Manifest, before: Dict[str, OpVerdict], after: Dict[str, OpVerdict]) -> List[OpChange]:
-    changes: List[OpChange] = []
-    for e in sorted(manifest.ops, key=lambda e: e.op):
-        a, b = before[e.op], after[e.op]
-        ch = OpChange(e.op, e.calls, a, b)
-        note = op_notes().get(e.op)
-        if b.status == "unsupported":
-            ch.change = "still_unsupported" if a.status == "unsupported" else "newly_unsupported"
-            ch.why = b.note or "fails on the target"
-        elif b.status in ON_CPU:
-            ch.change = "still_fallback" if a.status in ON_CPU else "newly_fallback"
-            was = f"{a.status} ({a.path})" if a.path else a.status
-            ch.why = (b.note or "runs on the CPU") + ("" if a.status in ON_CPU else f"; was {was}")
-        elif a.status in ON_CPU:
-            ch.change = "fallback_fixed"
-            ch.why = f"now {b.status}" + (f" ({b.path})" if b.path else "")
-        elif a.status == "unsupported":
-            ch.change = "newly_supported"
-            ch.why = f"now {b.status}" + (f" ({b.path})" if b.path else "")
-        elif a.status == "npu" and b.status == "decomposed":
-            ch.change = "removed_but_decomposed"
-            ch.why = "no NPU kernel on the target any more; " + (b.note or "PyTorch decomposes it")
-            ch.children = _children(e.op, manifest, after)
-            if not ch.children and e.level == "kernel":
-                ch.why += " (its parts were not recorded: record again with this ascend-doctor to list them)"
-        elif a.status == "decomposed" and b.status == "npu":
-            ch.change = "newly_npu_kernel"
-            ch.why = f"runs as one NPU kernel ({b.path}) instead of its parts"
-        elif b.status == "covered" and a.status != "covered":
-            ch.change = "now_covered"
-            ch.parent = b.covered_by[0]
-            ch.why = "absorbed into " + ", ".join(b.covered_by) + ", which now has an NPU kernel"
-        elif a.status == "covered" and b.status != "covered":
-            ch.change = "no_longer_covered"
-            lost = [p for p in a.covered_by if p not in b.covered_by] or list(a.covered_by)
-            ch.parent = lost[0]
-            ch.why = (f"{', '.join(lost)} {'has' if len(lost) == 1 else 'have'} no NPU kernel on the target; "
-                      f"runs on its own as {b.status}" + (f" ({b.path})" if b.path else ""))
-        elif a.status == "npu" and b.status == "npu":
-            pc = _path_change(a, b)
-            if pc:
-                ch.change, ch.why = "path_changed", pc
-                ch.detail = pc.split(": ", 1)[1]
-        elif b.status == "unknown" and a.status != "unknown":
-            ch.change, ch.why = "unknown", b.note or ""
-        if ch.change is None and b.dtype_notes:
-            ch.change, ch.why = "dtype_warning", "; ".join(b.dtype_notes)
-        elif b.dtype_notes and ch.change not in ("dtype_warning",):
-            ch.why = (ch.why + "; " if ch.why else "") + "; ".join(b.dtype_notes)
-        if note and ch.change and note.get("hint"):
-            ch.hint = note["hint"]
-        changes.append(ch)
-    # Fold an absorbed/released op under the composite op whose own change explains it.
+    """What changes for each op of ``manifest`` between its verdicts ``before`` and ``after``."""
+    changes = [_explain(OpChange(e.op, e.calls, a, b, change=_transition(a, b)), e, manifest, after)
+               for e, a, b in _statuses(manifest, before, after)]
+    _fold_into_parents(changes)
+    return changes
+
+
+def _statuses(manifest: Manifest, before: Dict[str, OpVerdict],
+              after: Dict[str, OpVerdict]) -> List[Tuple[OpEntry, OpVerdict, OpVerdict]]:
+    """Each op of the manifest (by name) with its verdict on both versions."""
+    return [(e, before[e.op], after[e.op]) for e in sorted(manifest.ops, key=lambda e: e.op)]
+
+
+def _transition(a: OpVerdict, b: OpVerdict) -> Optional[str]:
+    """The kind of change from verdict ``a`` to ``b`` (a key of CHANGE_IMPACT), None when the
+    op runs the same way; dtype notes are added afterwards (``_explain``)."""
+    if b.status == "unsupported":
+        return "still_unsupported" if a.status == "unsupported" else "newly_unsupported"
+    if b.status in ON_CPU:
+        return "still_fallback" if a.status in ON_CPU else "newly_fallback"
+    if a.status in ON_CPU:
+        return "fallback_fixed"
+    if a.status == "unsupported":
+        return "newly_supported"
+    if a.status == "npu" and b.status == "decomposed":
+        return "removed_but_decomposed"
+    if a.status == "decomposed" and b.status == "npu":
+        return "newly_npu_kernel"
+    if b.status == "covered" and a.status != "covered":
+        return "now_covered"
+    if a.status == "covered" and b.status != "covered":
+        return "no_longer_covered"
+    if a.status == "npu" and b.status == "npu":
+        return "path_changed" if _path_change(a, b) else None
+    if b.status == "unknown" and a.status != "unknown":
+        return "unknown"
+    return None
+
+
+def _explain(ch: OpChange, entry: OpEntry, manifest: Manifest, after: Dict[str, OpVerdict]) -> OpChange:
+    """Fill in why ``ch`` happens (and its parts, parent or path detail), the target's dtype
+    notes and the op's hint."""
+    a, b, kind = ch.before, ch.after, ch.change
+    now = f"now {b.status}" + (f" ({b.path})" if b.path else "")
+    if kind in ("still_unsupported", "newly_unsupported"):
+        ch.why = b.note or "fails on the target"
+    elif kind in ("still_fallback", "newly_fallback"):
+        was = f"{a.status} ({a.path})" if a.path else a.status
+        ch.why = (b.note or "runs on the CPU") + ("" if a.status in ON_CPU else f"; was {was}")
+    elif kind in ("fallback_fixed", "newly_supported"):
+        ch.why = now
+    elif kind == "removed_but_decomposed":
+        ch.why = "no NPU kernel on the target any more; " + (b.note or "PyTorch decomposes it")
+        ch.children = _children(entry.op, manifest, after)
+        if not ch.children and entry.level == "kernel":
+            ch.why += " (its parts were not recorded: record again with this ascend-doctor to list them)"
+    elif kind == "newly_npu_kernel":
+        ch.why = f"runs as one NPU kernel ({b.path}) instead of its parts"
+    elif kind == "now_covered":
+        ch.parent = b.covered_by[0]
+        ch.why = "absorbed into " + ", ".join(b.covered_by) + ", which now has an NPU kernel"
+    elif kind == "no_longer_covered":
+        lost = [p for p in a.covered_by if p not in b.covered_by] or list(a.covered_by)
+        ch.parent = lost[0]
+        ch.why = (f"{', '.join(lost)} {'has' if len(lost) == 1 else 'have'} no NPU kernel on the target; "
+                  f"runs on its own as {b.status}" + (f" ({b.path})" if b.path else ""))
+    elif kind == "path_changed":
+        ch.why = _path_change(a, b) or ""
+        ch.detail = ch.why.split(": ", 1)[1]
+    elif kind == "unknown":
+        ch.why = b.note or ""
+    if kind is None and b.dtype_notes:
+        ch.change, ch.why = "dtype_warning", "; ".join(b.dtype_notes)
+    elif b.dtype_notes:
+        ch.why = (ch.why + "; " if ch.why else "") + "; ".join(b.dtype_notes)
+    note = op_notes().get(entry.op)
+    if note and ch.change and note.get("hint"):
+        ch.hint = note["hint"]
+    return ch
+
+
+def _fold_into_parents(changes: List[OpChange]) -> None:
+    """Put an absorbed or released op under the composite op whose own change explains it."""
     changed = {c.op for c in changes if c.change and c.change not in ("now_covered", "no_longer_covered")}
     for c in changes:
         if c.change in ("now_covered", "no_longer_covered"):
             pool = c.after.covered_by if c.change == "now_covered" else c.before.covered_by
             c.parent = next((p for p in pool if p in changed), c.parent)
-    return changes
 
 
 @dataclass
@@ -191,12 +221,12 @@ class Report:
             out[v.status] = out.get(v.status, 0) + 1
         return out
 
-    def exit_code(self, fail_on: str = "unsupported") -> int:
+    def exit_code(self, fail_on: str = FailOn.UNSUPPORTED) -> int:
         if self.group("breaks"):
             return 1
-        if fail_on in ("fallback", "change") and any(c.after.status in ON_CPU for c in self.changes):
+        if fail_on in (FailOn.FALLBACK, FailOn.CHANGE) and any(c.after.status in ON_CPU for c in self.changes):
             return 1
-        if fail_on == "change" and any(c.change for c in self.changes):
+        if fail_on == FailOn.CHANGE and any(c.change for c in self.changes):
             return 1
         return 0
 

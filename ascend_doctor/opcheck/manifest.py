@@ -29,6 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple, Union
 
+from ..inputs import InputError, load_json
+from ..inputs.openable import open_for_reading
+
 SCHEMA = 1
 KIND = "ascend-doctor/op-manifest"
 LEVELS = ("kernel", "composite")
@@ -210,8 +213,6 @@ def from_json(doc: Any, where: str = "manifest") -> Manifest:
 
 
 def load(path: Union[str, Path]) -> Manifest:
-    from ..openable import open_for_reading
-
     p = Path(path)
     if p.is_dir():
         raise ManifestError(f"{p}: is a directory, expected an op manifest (JSON)")
@@ -224,7 +225,6 @@ def load(path: Union[str, Path]) -> Manifest:
         raise ManifestError(f"{p}: is a directory, expected an op manifest (JSON)") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ManifestError(f"{p}: cannot read: {exc}") from None
-    from ..inputs import InputError, load_json
 
     try:
         doc = load_json(text, what=str(p))

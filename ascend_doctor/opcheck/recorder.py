@@ -37,9 +37,10 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ascend_doctor import __version__
+from ascend_doctor.opcheck.choices import Mode, values
 from ascend_doctor.opcheck.manifest import KIND, SCHEMA, Manifest, OpContext, OpEntry
 
-MODES = ("eager", "fake", "meta")
+MODES = values(Mode)
 MAX_DTYPE_SIGS = 8
 MAX_SHAPE_SIGS = 4
 # Metadata pseudo-ops and profiler bookkeeping that never become device kernels.

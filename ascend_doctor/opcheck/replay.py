@@ -17,10 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from ascend_doctor.opcheck.choices import DEFAULT_SOC as _DEFAULT_SOC
 from ascend_doctor.opcheck.classify import classify
 from ascend_doctor.opcheck.manifest import Manifest, OpEntry
+from ascend_doctor.triage.engine import triage_paths
+from ascend_doctor.triage.render import render_json
 
-DEFAULT_SOC = "Ascend910B2"
+DEFAULT_SOC = _DEFAULT_SOC.value
 DEFAULT_START = "2025-10-24 11:16:52"
 PID = 2111667
 CONSOLE_FILE = "console.log"
@@ -144,9 +147,6 @@ def replay(
                           list(proc.log.paths) + [out_dir / CONSOLE_FILE])
     if triage:
         import json
-
-        from ascend_doctor.triage.engine import triage_paths
-        from ascend_doctor.triage.render import render_json
 
         result.triage = json.loads(render_json(triage_paths([str(out_dir)])))
     return result

@@ -10,11 +10,17 @@ incomplete). Exit status: 0 recorded, 1 the program failed, 2 usage error, 3 tor
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import runpy
 import sys
 import traceback
+import warnings
+from types import TracebackType
 from typing import List, Optional, Sequence
+
+from ascend_doctor.opcheck.choices import Mode, values
 
 EXIT_OK, EXIT_PROGRAM, EXIT_USAGE, EXIT_NO_TORCH = 0, 1, 2, 3
 
@@ -27,7 +33,7 @@ FAKE_TO_HINT = (
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m ascend_doctor.opcheck.runner")
     p.add_argument("--output", required=True)
-    p.add_argument("--mode", default="eager", choices=("eager", "fake", "meta"))
+    p.add_argument("--mode", default=Mode.EAGER.value, choices=values(Mode))
     p.add_argument("--no-composite", action="store_true")
     p.add_argument("--no-explicit", action="store_true")
     p.add_argument("--no-sdpa-math", action="store_true")
@@ -43,6 +49,40 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     return args
 
 
+# What torch prints on import when NumPy is missing or was built for another ABI: it concerns
+# the recording interpreter only (the recorder never touches NumPy), not the program's ops.
+NUMPY_NOISE = ("Failed to initialize NumPy", "compiled using NumPy 1.x")
+
+
+def import_torch_quietly() -> bool:
+    """Import torch without its NumPy complaints; False when torch is not installed.
+
+    Whatever else torch writes to stderr while importing is passed on unchanged."""
+    err = io.StringIO()
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stderr(err):
+            warnings.filterwarnings("ignore", message=".*Failed to initialize NumPy")
+            import torch  # noqa: F401
+    except ImportError:
+        sys.stderr.write(err.getvalue())
+        return False
+    text = err.getvalue()
+    if text and not any(n in text for n in NUMPY_NOISE):
+        sys.stderr.write(text)
+    return True
+
+
+def print_program_traceback(exc: BaseException) -> None:
+    """The program's traceback from its own first frame: the frames of this runner and of
+    runpy above it say nothing about the program."""
+    tb: Optional[TracebackType] = exc.__traceback__
+    ours = (os.path.abspath(__file__), os.path.abspath(runpy.__file__), os.path.abspath(contextlib.__file__))
+    while tb is not None and (tb.tb_frame.f_code.co_filename.startswith("<frozen runpy")
+                              or os.path.abspath(tb.tb_frame.f_code.co_filename) in ours):
+        tb = tb.tb_next
+    traceback.print_exception(type(exc), exc, tb)
+
+
 def _write(rec, path: str) -> None:
     tmp = f"{path}.tmp{os.getpid()}"
     rec.save(tmp)
@@ -51,9 +91,7 @@ def _write(rec, path: str) -> None:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
-    try:
-        import torch  # noqa: F401
-    except ImportError:
+    if not import_torch_quietly():
         sys.stderr.write("opcheck record: torch is not installed for this Python (pip install 'ascend-doctor[torch]')\n")
         return EXIT_NO_TORCH
     from ascend_doctor.opcheck.recorder import record_ops
@@ -101,16 +139,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     exec(compile(target, "<string>", "exec"), {"__name__": "__main__"})
                 else:
                     runpy.run_path(target, run_name="__main__")
-            except SystemExit as exc:
+            except SystemExit as exc:  # sys.exit(N) in the program: its status, not a failure of ours
                 code = exc.code
                 if code not in (None, 0):
-                    raise RuntimeError(f"the program exited with status {code}") from None
+                    if not isinstance(code, int):  # sys.exit("message") prints the message, status 1
+                        sys.stderr.write(f"{code}\n")
+                        code = 1
+                    status = EXIT_PROGRAM
+                    rec.error = f"the program exited with status {code}"
     except BaseException as exc:  # the program's own failure: show it, keep what was recorded
         if isinstance(exc, KeyboardInterrupt):
             status = 130
         else:
             status = EXIT_PROGRAM
-            traceback.print_exc()
+            print_program_traceback(exc)
             if args.mode == "fake" and "swap" in str(exc) and "_apply" in str(exc):
                 sys.stderr.write(f"opcheck record: {FAKE_TO_HINT}\n")
     if rec is not None:

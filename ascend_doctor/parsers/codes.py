@@ -16,6 +16,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Tuple
+
+from ascend_doctor.parsers.npu_smi import parse_npu_smi_error
+
 from ..inputs import int_or_none as num
 
 # families: acl (aclError / aclnn, 6 digits), cann (E-codes), torch_npu (ERRmmccc),
@@ -94,7 +97,7 @@ _PHRASES: Dict[str, str] = {
     "retcode:": RET, "return[": RET, "errno:": RET, "failed:": RET,
     "ret=": RET, "ret:": RET, "ret is": RET, "ret[": RET,
     "error code:": ACL, "error code =": ACL, "error code=": ACL, "error_code=": ACL, "errcode:": ACL,
-    "return code": ACL, "retcode": ACL, "aclerror": ACL, "status": ACL,
+    "return code": ACL, "retcode": ACL, "aclerror": ACL, "status": ACL, "err=": ACL, "error=": ACL,
     "retcode=": TASK, "innercode=": TASK, "innercode:": TASK, "rtcode=": TASK,
 }
 _VALUE = r"[ \t]*(-?(?:0x[0-9a-f]+|\d+))(?![0-9a-z_])"  # whole numbers only
@@ -228,7 +231,6 @@ def _unique(hits: List[Tuple[int, Code]], text: str) -> List[Code]:
 
 def _npu_smi_code(text: str) -> Optional[Code]:
     # npu-smi's own parser knows every failure wording it prints
-    from ascend_doctor.parsers.npu_smi import parse_npu_smi_error
 
     err = parse_npu_smi_error(text)
     if err is not None and err.code is not None and err.kind in ("dcmi_init", "exec_failed", "console_log_level"):

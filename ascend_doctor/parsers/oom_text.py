@@ -9,19 +9,19 @@ pinned host memory (``Rried`` is in the original); CUDA's "cached" (1.0-1.3),
 also as ROCm's ``HIP out of memory``.
 
 ``classify`` applies the decision rules
-(``ascend_doctor.memory.rules``) and returns the shared category; ``reading`` gives
+(``ascend_doctor.core.oom``) and returns the shared category; ``reading`` gives
 the numbers with their printing error for callers that want the full decision.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
+
+from ..core.oom import Reading, judge
+from ..core.units import Size, parse_size
 from ..inputs import int_or_none as num
 from ..inputs import size_bytes
-
-if TYPE_CHECKING:  # imported lazily: triage parses OOM lines without the memory package
-    from ..memory.rules import Reading
 
 _SIZE = r"[\d.]+ (?:bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB)"
 _UNITS = {"bytes": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
@@ -192,11 +192,8 @@ def parse_oom(text: str) -> Optional[OomRecord]:
     return None
 
 
-def reading(rec: OomRecord) -> "Reading":
-    """The record's numbers for ``memory.rules.judge``, each with its printing error."""
-    from ..memory.rules import Reading
-    from ..memory.units import Size, parse_size
-
+def reading(rec: OomRecord) -> Reading:
+    """The record's numbers for ``core.oom.judge``, each with its printing error."""
     def size(key: str, value: Optional[int]) -> Optional[Size]:
         parsed = parse_size(rec.raw.get(key))
         if parsed is not None:
@@ -233,7 +230,5 @@ def classify(rec: OomRecord, framework_reserved: bool = False) -> str:
     if rec.kind not in ("npu", "cuda", "npu_workspace"):
         return "oom_capacity"
     from dataclasses import replace
-
-    from ..memory.rules import judge
 
     return judge(replace(reading(rec), framework_reserved=framework_reserved)).category

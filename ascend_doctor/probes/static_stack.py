@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
+from ..host import ReadError
 from .stack_probe import WANTED, norm
 
 _PYDIR = re.compile(r"^python(3\.\d{1,2})$")
@@ -85,8 +86,6 @@ def python_version(host, interpreter: Optional[str]) -> Optional[str]:
 
 
 def read_static_stack(host, interpreter: Optional[str]) -> StaticStack:
-    from ..host import ReadError
-
     stack = StaticStack(python=python_version(host, interpreter))
     for d in site_dirs(host, interpreter):
         stack.searched.append(d)

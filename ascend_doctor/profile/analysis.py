@@ -6,13 +6,21 @@ import os
 import statistics
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ..errors import os_message
+from ..inputs import os_message
 from . import facts
 from .device import AICORE_CORES, DeviceAcc, shape_elements
 from .discover import Run, discover
-from .readers import (comm_ops, read_cluster_step, read_kernels, read_opstat, read_step_trace, read_task_time,
-                      read_timeline, run_info)
-from .stream import FormatError, load_small_json
+from .readers import (
+    comm_ops,
+    read_cluster_step,
+    read_kernels,
+    read_opstat,
+    read_step_trace,
+    read_task_time,
+    read_timeline,
+    run_info,
+)
+from .stream import FormatError, col, csv_rows, load_small_json
 
 TOP_OPS = 10
 
@@ -126,8 +134,6 @@ def _read_run(job: Job, run: Run) -> None:
 def _peek_device(run: Run) -> Optional[int]:
     """The device of a run whose kernel table has no Device_id column (torch_npu Level0/1):
     the first Device_id of its step trace or op statistic, else None."""
-    from .stream import col, csv_rows
-
     for kind in ("step_trace", "opstat", "kernels"):
         for path in run.of(kind)[:1]:
             try:

@@ -24,8 +24,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
-from ..errors import os_reason
-from ..openable import refusal
+from ..inputs import os_reason
+from ..inputs.openable import refusal
 
 KINDS = (
     (re.compile(r"^kernel_details(_\d+)?\.csv$"), "kernels"),

@@ -6,7 +6,7 @@ module, the timeline JSON (a top-level array of trace events, or ``{"traceEvents
 decoded one element at a time from a sliding buffer, and the small JSON documents
 (``communication.json``, ``profiler_info.json``) are loaded only below a size cap.
 
-Every open goes through :func:`ascend_doctor.openable.open_for_reading`, so a FIFO or device
+Every open goes through :func:`ascend_doctor.inputs.openable.open_for_reading`, so a FIFO or device
 node found while walking a directory is never opened.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ import json
 import os
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from ..openable import open_for_reading
+from ..inputs.openable import open_for_reading
 
 SMALL_JSON_MAX = 64 * 1024 * 1024  # communication.json and friends are loaded whole below this
 OBJECT_MAX = 16 * 1024 * 1024  # one trace event larger than this is not a trace event

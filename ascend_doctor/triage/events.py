@@ -367,7 +367,8 @@ def _line_event(source: Source, lineno: int, text: str, ppid: Optional[int], pra
                 ev.worker = worker
             return ev
     tn: Optional[TorchNpuRecord] = parse_torch_npu_line(text)
-    oom = parse_oom(text) if "out of memory" in text else None
+    # the message is often pasted from "Tried to allocate" on, without its head
+    oom = parse_oom(text) if ("out of memory" in text or "Tried to allocate" in text) else None
     hrec = parse_hccl_line(text) if ("rank" in text or "Cluster Exception" in text) else None
     smi = ("dcmi module" in text or "npu-smi" in text) and "ret is" in text
     if tn is None and oom is None and hrec is None and not smi:

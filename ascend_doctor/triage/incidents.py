@@ -27,6 +27,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
+from ..parsers.oom_text import classify as classify_oom
 from .events import Event
 from .knowledge import ROLE_ORDER, Knowledge, RuleRef, Verdict
 
@@ -173,7 +174,6 @@ def _framework_reservation(incidents: List[Incident], groups: Dict[Scope, List[E
                for e in evs if e.fallback_op is None and knowledge.resolve(e).kb_id == FRAMEWORK_RESERVATION}
     if not origins:
         return
-    from ..parsers.oom_text import classify as classify_oom
 
     for inc in incidents:
         oom = inc.headline.oom

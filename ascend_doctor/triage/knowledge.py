@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
+from .. import kb as kb_module
+from ..kb.codes import kb_key
 from ..model import CATEGORIES
 from ..parsers.oom_text import classify as classify_oom
 from .events import Event
@@ -87,8 +89,6 @@ class Knowledge:
 
     def __init__(self, kb: Any = None) -> None:
         if kb is None:
-            from .. import kb as kb_module
-
             kb = kb_module.load()
         self.kb = kb
         self._cache: Dict[str, Verdict] = {}
@@ -111,8 +111,6 @@ class Knowledge:
         return bool(self.kb.mentions(text))
 
     def _resolve(self, ev: Event) -> Verdict:
-        from ..kb.codes import kb_key
-
         codes = [k for k in (kb_key(c) for c in ev.codes) if k]
         text = ev.match_text
         if len(text) > 2 * _MATCH_WINDOW:  # a 64 KB line: what it says is near its ends, and regex cost is per character

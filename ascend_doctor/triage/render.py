@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Optional
 
-from .. import __version__
+from .. import __version__, kb
 from ..model import SCHEMA
 from ..parsers.cann_error import strip_source
 from .engine import TriageReport
@@ -18,7 +18,6 @@ def _matching_line(inc: Incident) -> Optional[str]:
     v = inc.verdict
     if v.kb_id is None or len(inc.headline.evidence) < 2:
         return None
-    from .. import kb
 
     base = kb.load()
     for _, text in inc.headline.evidence:

@@ -28,10 +28,11 @@ import sys
 from dataclasses import dataclass, field
 from typing import BinaryIO, Callable, Iterator, List, Optional, Tuple
 
-from ..errors import os_message, os_reason
-from ..parsers.plog import device_of_dir, log_class_of_path, parse_plog_file_name
+from ..inputs import os_message, os_reason
 from ..inputs.archive import Budget, DecompressedStream, TarReport, tar_entries
-from ..openable import is_anonymous_pipe, open_for_reading, pseudo_fs_reason, pseudo_fs_top, refusal
+from ..inputs.bundle_archive import bundle_manifest
+from ..inputs.openable import is_anonymous_pipe, open_for_reading, pseudo_fs_reason, pseudo_fs_top, refusal
+from ..parsers.plog import device_of_dir, log_class_of_path, parse_plog_file_name
 
 _MAX_SKIPPED_KEPT = 200
 _TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
@@ -242,8 +243,6 @@ def tar_members(src: Source, walk: Walk) -> Iterator[Tuple[Source, BinaryIO]]:
             if first:
                 first = False
                 if member.name.endswith("/manifest.json") and member.size <= (8 << 20):
-                    from ..bundle.archive import bundle_manifest
-
                     head = stream.read()
                     if bundle_manifest(member.name, head) is not None:
                         logs_only = member.name.split("/", 1)[0] + "/logs/"

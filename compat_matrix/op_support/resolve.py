@@ -154,7 +154,7 @@ def known_versions() -> str:
     head = ""
     if lines_w:
         head = (f"any torch_npu build on the package index ({len(wheel_releases())} builds of the lines "
-                f"{', '.join(lines_w)}; `opcheck versions` lists them); ")
+                f"{', '.join(lines_w)}; `ascend-doctor opcheck versions` lists them); ")
     rels = releases()
     lines = []
     for r in rels:

@@ -3,7 +3,7 @@
 Used by the opcheck examples and by ``bench/opcheck_record.py``: with the 7B config and
 fake or meta tensors it can be recorded without allocating its ~6.7e9 parameters.
 
-    ascend-doctor opcheck record --fake -o decoder.ops.json -- python examples/opcheck/decoder.py --config 7b
+    ascend-doctor opcheck record --mode fake -o decoder.ops.json -- python examples/opcheck/decoder.py --config 7b
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ which no torch_npu release implements: on an NPU the layer falls back to the CPU
 (Ascend/pytorch issue #51). opcheck flags it on every release.
 
     ascend-doctor opcheck record -o encoder.ops.json -- python examples/opcheck/encoder_layer_eval.py
-    ascend-doctor opcheck encoder.ops.json --from 2.1.0.post10 --to 2.7.1.post8
+    ascend-doctor opcheck compare encoder.ops.json --from 2.1.0.post10 --to 2.7.1.post8
 
 ``--no-fastpath`` turns PyTorch's fast path off (torch.backends.mha.set_fastpath_enabled):
 the layer then runs as ordinary ops that have NPU kernels. ``--mha`` also runs a bare

@@ -1,7 +1,7 @@
 """A small GPT-style transformer block, trained for one step on CPU (forward, backward, AdamW).
 
     ascend-doctor opcheck record -o block.ops.json -- python examples/opcheck/transformer_block.py
-    ascend-doctor opcheck block.ops.json --from 2.1.0.post10 --to 2.7.1.post8
+    ascend-doctor opcheck compare block.ops.json --from 2.1.0.post10 --to 2.7.1.post8
 
 The optimizer uses ``foreach=True`` because that is what PyTorch picks on an NPU (it
 defaults to the multi-tensor ``_foreach_*`` kernels on CUDA, XPU and the PrivateUse1

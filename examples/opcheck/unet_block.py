@@ -2,7 +2,7 @@
 down- and up-sampling), one denoising forward pass on CPU.
 
     ascend-doctor opcheck record -o unet.ops.json -- python examples/opcheck/unet_block.py
-    ascend-doctor opcheck unet.ops.json --from 8.0.0 --to 8.3.RC1
+    ascend-doctor opcheck compare unet.ops.json --from 8.0.0 --to 8.3.RC1
 """
 from __future__ import annotations
 

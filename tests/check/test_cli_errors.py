@@ -59,7 +59,7 @@ def test_an_empty_machine_says_no_driver(tmp_path: Path) -> None:
     assert "Traceback" not in res.stdout + res.stderr
 
 
-@pytest.mark.parametrize("args", [["check", "--env-file", "{fifo}"], ["opcheck", "{fifo}", "--from", "2.1.0.post10", "--to", "26.1.0"]])
+@pytest.mark.parametrize("args", [["check", "--env-file", "{fifo}"], ["opcheck", "compare", "{fifo}", "--from", "2.1.0.post10", "--to", "26.1.0"]])
 def test_a_fifo_is_refused_not_waited_on(tmp_path: Path, args) -> None:
     import os
 

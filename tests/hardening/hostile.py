@@ -165,12 +165,12 @@ def snapshot_deep_json(d: Path) -> Case:
 
 def manifest_deep_json(d: Path) -> Case:
     f = _w(d / "ops.json", '{"schema": 1, "ops": ' + "[" * 100000 + "]" * 100000 + "}")
-    return Case(["opcheck", str(f), "--from", "2.1.0.post13", "--to", "2.4.0.post2"], (2,), "levels deep")
+    return Case(["opcheck", "compare", str(f), "--from", "2.1.0.post13", "--to", "2.4.0.post2"], (2,), "levels deep")
 
 
 def manifest_wrong_types(d: Path) -> Case:
     f = _w(d / "ops.json", json.dumps({"schema": 1, "ops": [{"op": "aten::mm", "contexts": 5, "level": ["x"]}]}))
-    return Case(["opcheck", str(f), "--from", "2.1.0.post13", "--to", "2.4.0.post2"], (2,), "ops[0]")
+    return Case(["opcheck", "compare", str(f), "--from", "2.1.0.post13", "--to", "2.4.0.post2"], (2,), "ops[0]")
 
 
 # ---------------------------------------------------------------- archives

@@ -101,30 +101,30 @@ def test_children_module_kills_what_a_command_left_behind(tmp_path):
 
 
 def test_the_one_runner_kills_an_escaped_grandchild_at_its_timeout(tmp_path: Path) -> None:
-    """``children.run`` (used by Host.run and the maintainer tools) at its timeout: the exit
+    """``host.run_command`` (used by Host.run and the maintainer tools) at its timeout: the exit
     code is None, and the double-forked sleeper is gone when it returns."""
-    from ascend_doctor import children
+    from ascend_doctor.host import run_command
 
     pidfile = tmp_path / "sleeper.pid"
     script = DOUBLE_FORK.format(pidfile=pidfile, python=sys.executable, tail="echo ready; sleep 300")
-    done = children.run(["/bin/sh", "-c", script], timeout=3.0)
+    done = run_command(["/bin/sh", "-c", script], timeout=3.0)
     assert done.timed_out and done.returncode is None and "ready" in done.stdout
     assert not _alive(int(pidfile.read_text()))
 
 
 def test_the_one_runner_returns_code_and_output() -> None:
-    from ascend_doctor import children
+    from ascend_doctor.host import run_command
 
-    done = children.run([sys.executable, "-c", "import sys; print('out'); sys.stderr.write('err'); sys.exit(3)"],
+    done = run_command([sys.executable, "-c", "import sys; print('out'); sys.stderr.write('err'); sys.exit(3)"],
                         timeout=60)
     assert (done.returncode, done.stdout.strip(), done.stderr.strip(), done.timed_out) == (3, "out", "err", False)
     with pytest.raises(OSError):
-        children.run(["/nonexistent/program"], timeout=5)
+        run_command(["/nonexistent/program"], timeout=5)
 
 
 def test_no_second_process_runner() -> None:
-    """Only ascend_doctor/children.py starts processes itself (spawn/run); every other module of
-    the package and the maintainer tools go through it."""
+    """Only ascend_doctor/children.py starts processes itself (spawn, used by host.run_command);
+    every other module of the package and the maintainer tools go through them."""
     import re
 
     repo = Path(__file__).resolve().parents[2]

@@ -1,5 +1,5 @@
 """OOM numbers decide fragmentation vs memory held elsewhere vs plain capacity (the KB's
-conditions ask ascend_doctor.memory.rules, the one decision triage and `oom` use too).
+conditions ask ascend_doctor.core.oom, the one decision triage and `oom` use too).
 
 Cases are torch_npu OOM messages from public issues and docs (named next to each case),
 each with its expected reading.

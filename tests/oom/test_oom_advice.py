@@ -5,7 +5,7 @@ import pytest
 
 from ascend_doctor.memory.advice import (ReleaseInfo, load_options, max_split_mb, parse_conf, plan_capacity,
                                          plan_external, plan_fragmentation, release_from_template, release_from_text)
-from ascend_doctor.memory.units import GiB, MiB
+from ascend_doctor.core.units import GiB, MiB
 from ascend_doctor.memory.verdict import _KB
 
 

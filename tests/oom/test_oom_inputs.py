@@ -11,7 +11,7 @@ import pytest
 from ascend_doctor.memory import MemoryInputError
 from ascend_doctor.memory.snapshot import load_snapshot, snapshot_facts
 from ascend_doctor.memory.stats import load_stats, parse_stats_text
-from ascend_doctor.memory.units import MiB, parse_size
+from ascend_doctor.core.units import MiB, parse_size
 from ascend_doctor.memory.verdict import Inputs, analyze
 
 from .conftest import DATA, trace_failure

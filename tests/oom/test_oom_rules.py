@@ -4,8 +4,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ascend_doctor.memory.rules import VERDICTS, Reading, judge
-from ascend_doctor.memory.units import GiB, MiB, Size, parse_size
+from ascend_doctor.core.oom import VERDICTS, Reading, judge
+from ascend_doctor.core.units import GiB, MiB, Size, parse_size
 from ascend_doctor.parsers.oom_text import classify, parse_oom, reading
 
 

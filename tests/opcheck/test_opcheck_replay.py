@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import re
 
-from ascend_doctor.commands.opcheck import run_command
+from ascend_doctor.commands.opcheck import run_compare
 from ascend_doctor.opcheck.manifest import from_json
 from ascend_doctor.opcheck.replay import CONSOLE_FILE, replay
 
@@ -69,7 +69,7 @@ def test_dtype_failure_stops_the_process_and_triage_names_it(tmp_path, capsys):
     assert incidents and "EZ1001" in incidents[0]["root_cause"]
     p = tmp_path / "m.json"
     p.write_text(json.dumps(m.to_json()))
-    code = run_command(str(p), from_v="2.1.0.post10", to_v="2.1.0.post10", replay_dir=str(tmp_path / "cli"), soc="Ascend910A", json_flag=True)
+    code = run_compare(str(p), from_v="2.1.0.post10", to_v="2.1.0.post10", replay_dir=str(tmp_path / "cli"), soc="Ascend910A", json_flag=True)
     doc = json.loads(capsys.readouterr().out)
     assert code == 1 and doc["replay"]["failed"]["op"] == "aten::_to_copy"
 
@@ -84,7 +84,7 @@ def test_missing_custom_op_stops_the_replay(tmp_path):
 def test_text_report_with_replay(tmp_path, capsys):
     p = tmp_path / "enc.json"
     p.write_text(json.dumps(ENCODER.to_json()))
-    assert run_command(str(p), from_v="2.1.0.post10", to_v="2.7.1.post8", replay_dir=str(tmp_path / "logs")) == 0
+    assert run_compare(str(p), from_v="2.1.0.post10", to_v="2.7.1.post8", replay_dir=str(tmp_path / "logs")) == 0
     out = capsys.readouterr().out
     assert "Replay on a simulated Ascend910B2 with torch_npu 2.7.1.post8 and CANN 9.1.0" in out
     assert "aten::_transformer_encoder_layer_fwd' is not currently supported" in out

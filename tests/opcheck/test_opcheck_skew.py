@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from ascend_doctor.commands.opcheck import run_command
+from ascend_doctor.commands.opcheck import run_compare
 from ascend_doctor.opcheck import render
 from ascend_doctor.opcheck.check import check
 from ascend_doctor.opcheck.manifest import from_json
@@ -81,7 +81,7 @@ def test_text_and_markdown_show_the_warning_once_before_the_verdict():
 def test_cli_json_has_the_warning(tmp_path, capsys):
     path = tmp_path / "m.ops.json"
     path.write_text(json.dumps({"schema": 1, "recorded": {"torch": "2.13.0+cpu"}, "ops": OPS}))
-    run_command(str(path), [], from_v="2.1.0.post10", to_v="2.7.1.post8", fmt="json")
+    run_compare(str(path), from_v="2.1.0.post10", to_v="2.7.1.post8", fmt="json")
     data = json.loads(capsys.readouterr().out)
     assert data["torch_skew"]["from_torch"] == "2.1" and data["torch_skew"]["to_torch"] == "2.7"
     assert "recorded with torch 2.13" in data["notes"][0]

@@ -24,7 +24,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
-import pytest
 
 from runtime_sim.host import build
 from runtime_sim.scenarios import Scenario, load_all

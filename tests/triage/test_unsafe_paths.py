@@ -21,7 +21,7 @@ import pytest
 
 from ascend_doctor.commands.triage import run_triage
 from ascend_doctor.triage.engine import triage_paths
-from ascend_doctor.openable import NotReadable, open_for_reading, pseudo_fs_top
+from ascend_doctor.inputs.openable import NotReadable, open_for_reading, pseudo_fs_top
 from ascend_doctor.triage.sources import walk_inputs
 
 from .conftest import DATA

@@ -15,6 +15,8 @@ import stat
 from functools import lru_cache
 from typing import BinaryIO, Dict, Optional
 
+from .errors import InputError, os_message
+
 PSEUDO_TOPS = ("/proc", "/sys", "/dev")
 _PLAIN_UNDER_DEV = ("/dev/shm",)
 
@@ -138,9 +140,6 @@ def named_input(path: str, what: str, hint: str = "", open_it: bool = True) -> O
     by ``stat`` and opened by the rule above; the pipe of ``<(...)`` is allowed. Anything else
     is an ``InputError`` with one line (``hint`` is appended to a refusal: what to give
     instead). ``open_it=False`` only checks (the caller reads the path itself)."""
-    from .errors import os_message
-    from .inputs import InputError
-
     name = f"{what} {path}"
     try:
         st = os.stat(path)
