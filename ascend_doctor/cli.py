@@ -15,7 +15,7 @@ import typer
 from typer.core import TyperGroup
 
 from . import __version__
-from .commands.outcome import run_verb, stream_setup
+from .commands.outcome import format_conflict, run_verb, stream_setup
 from .opcheck.choices import DEFAULT_SOC, FailOn, Mode, Soc
 
 app = typer.Typer(
@@ -38,7 +38,22 @@ NPU_SMI_FILE_OPT = typer.Option(None, "--npu-smi", help="A saved `npu-smi info` 
 
 def _call(fn: Callable[..., int], *args, **kwargs) -> None:
     """Run a verb; turn bad input into one line + exit 2, a crash into one line + exit 3."""
+    problem = format_conflict(*_format_given())
+    if problem:
+        sys.stderr.write(f"ascend-doctor: error: {problem}\n")
+        sys.stderr.flush()
+        raise typer.Exit(2)
     raise typer.Exit(run_verb(fn, *args, **kwargs))
+
+
+def _format_given() -> tuple:
+    """(--json given, the --format value when typed on the command line, else None) of the
+    verb being run: every verb names the two options ``json_out`` and ``fmt``."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return False, None
+    typed = ctx.get_parameter_source("fmt") == click.core.ParameterSource.COMMANDLINE
+    return bool(ctx.params.get("json_out")), (ctx.params.get("fmt") if typed else None)
 
 
 def _version(value: bool) -> None:

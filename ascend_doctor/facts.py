@@ -11,10 +11,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Generic, List, Optional, Tuple, TypeVar
 
-from .errors import UsageError
 from .host import CommandResult, Host, ReadError
 from .inputs import InputError, load_json
-from .inputs.openable import open_for_reading, refusal
+from .inputs.openable import named_input
 from .parsers.npu_smi import NpuSmiError, NpuSmiInfo, parse_npu_smi_error, parse_npu_smi_info
 from .parsers.version_info import (
     DriverVersionInfo,
@@ -33,23 +32,10 @@ T = TypeVar("T")
 
 
 def open_input_file(name: str, option: str):
-    """A file the user named (``--npu-smi``), opened by the one safe rule; UsageError otherwise."""
-    import os
-    import stat
+    """A file the user named (``--npu-smi``), opened by the one safe rule; a one-line
+    InputError (exit 2) otherwise."""
+    return named_input(name, option)
 
-    try:
-        st = os.stat(name)
-    except OSError as exc:
-        raise UsageError(f"{option} {name}: {exc.strerror or exc}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise UsageError(f"{option} {name}: is a directory")
-    reason = refusal(name, st, allow_pipe=True)
-    if reason is not None:
-        raise UsageError(f"{option} {name}: {reason}")
-    try:
-        return open_for_reading(name, allow_pipe=True)
-    except OSError as exc:
-        raise UsageError(f"{option} {name}: {exc.strerror or exc}") from None
 
 DEFAULT_INSTALL_ROOT = "/usr/local/Ascend"
 INSTALL_INFO = "/etc/ascend_install.info"

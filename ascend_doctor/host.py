@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 from . import children
-from .inputs import CappedBuffer
+from .inputs import CappedBuffer, os_message
 
 # Where commands are looked up under a --root, after the judged PATH.
 ROOT_BIN_DIRS = ("/usr/local/bin", "/usr/local/sbin", "/usr/bin")
@@ -209,6 +209,17 @@ class Host:
         except ValueError:
             return str(fs_path)
 
+    def here(self, path: str) -> str:
+        """A judged-machine path as it is reached from this machine, for a command the user runs
+        here (``ascend-doctor triage DIR/root/ascend/log`` under ``--root DIR``); unchanged on
+        the real machine."""
+        if self.is_real:
+            return path
+        try:
+            return str(self.fs_path(path))
+        except (OSError, ValueError):
+            return str(self.root) + path
+
     def realpath(self, path: str) -> str:
         """The judged-machine path with every symlink followed."""
         return self.host_path(self.fs_path(path)) if not self.is_real else os.path.realpath(path)
@@ -249,14 +260,8 @@ class Host:
                 return fh.read(limit)
         except ReadError:
             raise
-        except FileNotFoundError:
-            raise ReadError(f"{path}: no such file") from None
-        except PermissionError:
-            raise ReadError(f"{path}: permission denied") from None
-        except IsADirectoryError:
-            raise ReadError(f"{path}: is a directory") from None
         except OSError as exc:
-            raise ReadError(f"{path}: {exc.strerror or exc}") from None
+            raise ReadError(os_message(path, exc)) from None
 
     def read_text(self, path: str, limit: int = DEFAULT_READ_LIMIT) -> str:
         """Text of a file; undecodable bytes become U+FFFD instead of failing."""
@@ -524,37 +529,42 @@ class Host:
                                  error=f"{exe}: not run, it belongs to the tree under --root (give --trust-root to run it)")
         real_argv = [str(self.fs_path(exe))] + argv[1:]
         try:
-            proc = children.spawn(real_argv, dict(env) if env is not None else self.command_env(), cwd=cwd)
+            result = run_command(real_argv, timeout, env=dict(env) if env is not None else self.command_env(), cwd=cwd)
         except OSError as exc:
             return CommandResult(
                 argv, None, "", "", time.monotonic() - start,
-                error=f"{argv[0]}: {exc.strerror or exc}", foreign=exc.errno == errno.ENOEXEC,
+                error=os_message(argv[0], exc), foreign=exc.errno == errno.ENOEXEC,
             )
-        out, err = CappedBuffer(), CappedBuffer()
-        pumps = [threading.Thread(target=_pump, args=(pipe, buf), daemon=True)
-                 for pipe, buf in ((proc.stdout, out), (proc.stderr, err))]
+        result.argv = argv
+        result.duration_s = time.monotonic() - start
+        return result
+
+
+def run_command(argv: Sequence[str], timeout: float, env: Optional[Mapping[str, str]] = None,
+                cwd: Optional[str] = None) -> CommandResult:
+    """The one runner: start ``argv`` with ``children.spawn`` (a session of its own, marked),
+    read both outputs into capped buffers, wait at most ``timeout`` seconds, and
+    ``children.finish`` it on every way out (a normal end, the timeout, an exception, Ctrl-C),
+    so nothing it started outlives the call. The exit code is None at the timeout. Raises
+    OSError only when the program cannot start. ``Host.run`` and the maintainer tools use it."""
+    start = time.monotonic()
+    proc = children.spawn(argv, dict(os.environ) if env is None else env, cwd=cwd)
+    out, err = CappedBuffer(), CappedBuffer()
+    pumps = [threading.Thread(target=_pump, args=(pipe, buf), daemon=True)
+             for pipe, buf in ((proc.stdout, out), (proc.stderr, err))]
+    for t in pumps:
+        t.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=max(timeout, 0.01))
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    finally:
+        children.finish(proc)
         for t in pumps:
-            t.start()
-        timed_out = False
-        try:
-            proc.wait(timeout=max(timeout, 0.01))
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        finally:
-            # on every way out (a normal end, the timeout, an exception, Ctrl-C) the group and
-            # whatever it left behind are killed, so the pipes close and nothing outlives us
-            children.finish(proc)
-            for t in pumps:
-                t.join(2.0)
-        return CommandResult(
-            argv,
-            None if timed_out else proc.returncode,
-            out.text(),
-            err.text(),
-            time.monotonic() - start,
-            timed_out=timed_out,
-            cut=out.cut + err.cut,
-        )
+            t.join(2.0)
+    return CommandResult(list(argv), None if timed_out else proc.returncode, out.text(), err.text(),
+                         time.monotonic() - start, timed_out=timed_out, cut=out.cut + err.cut)
 
 
 def _pump(pipe, buf) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import Dict, List, Optional
 
-from .commands.outcome import quiet_stdout, run_verb, stream_setup
+from .commands.outcome import format_conflict, quiet_stdout, run_verb, stream_setup
 
 _FAST = ("triage", "explain", "check")
 # the options each fast verb takes here: value options (the check's form) and flags
@@ -26,7 +26,7 @@ def _plain(argv: List[str]) -> Optional[tuple]:
     (only the options listed above), else None."""
     if not argv or argv[0] not in _FAST:
         return None
-    verb, operands, fmt, json_out, verbose = argv[0], [], "text", False, 0
+    verb, operands, fmt, json_out, verbose = argv[0], [], None, False, 0
     options: Dict[str, str] = {}
     rest = argv[1:]
     i = 0
@@ -57,7 +57,9 @@ def _plain(argv: List[str]) -> Optional[tuple]:
         i += 1
     if (verb == "check") == bool(operands):
         return None  # check takes no operands; triage and explain need one
-    return verb, operands, fmt, json_out, verbose, options
+    if format_conflict(json_out, fmt):
+        return None  # the full parser gives the message
+    return verb, operands, fmt or "text", json_out, verbose, options
 
 
 def main() -> None:

@@ -38,10 +38,7 @@ import datetime as _dt
 import glob
 import hashlib
 import json
-import os
 import re
-import signal
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -74,18 +71,14 @@ class HarvestError(RuntimeError):
 
 # ----------------------------------------------------------------------------- pip calls
 def _run(cmd: Sequence[str], timeout: float = PIP_TIMEOUT) -> Tuple[int, str, str]:
-    proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            text=True, start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        proc.communicate()
+    """pip through the doctor's one runner: its own process group, killed with everything it
+    started at the timeout or on any exit."""
+    from ascend_doctor.host import run_command
+
+    done = run_command(list(cmd), timeout)
+    if done.timed_out:
         return 124, "", "timed out after %ss" % timeout
-    return proc.returncode, out, err
+    return done.returncode, done.stdout, done.stderr
 
 
 def parse_available(text: str) -> List[str]:

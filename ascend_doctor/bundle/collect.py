@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ..inputs import os_reason
 from .. import __version__
 from ..checks.base import Options
 from ..checks.logs import log_root, recent_log_files
@@ -331,7 +332,7 @@ def _add_extra(given: str, red: "R.Redactor", add: Callable[..., None], left_out
         try:
             st = os.stat(path)
         except OSError as exc:
-            left_out.append({"path": red.text(path, "manifest.json"), "reason": exc.strerror or str(exc)})
+            left_out.append({"path": red.text(path, "manifest.json"), "reason": os_reason(exc)})
             continue
         reason = refusal(path, st)
         if reason is not None:
@@ -343,7 +344,7 @@ def _add_extra(given: str, red: "R.Redactor", add: Callable[..., None], left_out
                     fh.seek(st.st_size - EXTRA_FILE_BYTES)
                 data = fh.read(EXTRA_FILE_BYTES)
         except OSError as exc:
-            left_out.append({"path": red.text(path, "manifest.json"), "reason": exc.strerror or str(exc)})
+            left_out.append({"path": red.text(path, "manifest.json"), "reason": os_reason(exc)})
             continue
         if _is_binary(data):
             left_out.append({"path": red.text(path, "manifest.json"), "reason": "binary file"})

@@ -35,6 +35,24 @@ def set_env_script(ctx: Context) -> str:
     return candidates[0]
 
 
+_TOOLKIT_SET_ENV = re.compile(r"^source /usr/local/Ascend/(?:ascend-toolkit|cann)/set_env\.sh$")
+
+
+def toolkit_commands(ctx: Context, commands) -> List[str]:
+    """Fix commands from the knowledge base, written for the usual install place of either
+    layout (``ascend-toolkit/set_env.sh`` up to 8.3, ``cann/set_env.sh`` from 8.5), made to
+    name the ``set_env.sh`` of the toolkit this machine has (once)."""
+    if ctx.facts.toolkit().active is None:
+        return list(commands)
+    mine = f"source {set_env_script(ctx)}"
+    out: List[str] = []
+    for cmd in commands:
+        cmd = mine if _TOOLKIT_SET_ENV.match(cmd.strip()) else cmd
+        if cmd not in out:
+            out.append(cmd)
+    return out
+
+
 def _lib_dirs_with(ctx: Context, entries: List[str], name: str) -> List[str]:
     return [d for d in entries if ctx.host.exists(d.rstrip("/") + "/" + name)]
 

@@ -8,6 +8,7 @@ a past failure, so it is reported as a warning with its root cause and fix.
 from __future__ import annotations
 
 import io
+import shlex
 from typing import List, Optional, Tuple
 
 from ..host import ReadError
@@ -17,6 +18,7 @@ from ..triage.engine import triage_walk
 from ..triage.render import root_cause_line
 from ..triage.sources import Source, Walk, describe
 from .base import Context, Result, check, ok, skip, warn
+from .environment import toolkit_commands
 
 RECENT_PROCESSES = 10  # the newest processes' logs are read
 MAX_BYTES = 48 << 20  # at most this much log text is read by the quick check
@@ -112,7 +114,8 @@ def recent_errors(ctx: Context) -> Result:
         f"{n} incident{'s' if n != 1 else ''} in recent logs; root cause: {first.display_title}" + (f" ({where})" if where else ""),
         category=v.category,
         evidence=Evidence(found=found, required="no ERROR incidents", source=root),
-        fix=Fix(text=v.fix_text + f" Full report: ascend-doctor triage {root}", commands=list(v.fix_commands)),
+        fix=Fix(text=v.fix_text + f" Full report: ascend-doctor triage {shlex.quote(ctx.host.here(root))}",
+                commands=toolkit_commands(ctx, v.fix_commands)),
         kb=v.kb_id,
         details=details + skipped,
         data={"incidents": n, "root_cause": root_cause_line(first), "log_root": root},

@@ -5,12 +5,15 @@ explained through the knowledge base (the same rules triage uses for pasted erro
 """
 from __future__ import annotations
 
+import shlex
 from typing import Any, Optional
 
 from ..facts import RUNTIME_TIMEOUT
 from ..kb import load
 from ..model import Evidence, Fix, Status
 from .base import Context, Result, check, fail, ok, registry, skip, timed_out
+from .environment import toolkit_commands
+from .logs import log_root
 
 IMPORT_CAUSES = ("env.set_env", "python.torch_npu_match", "toolkit.installed", "container.mounts", "driver.installed")
 STEP_TITLES = {"import": "import torch_npu", "available": "torch.npu.is_available()", "device_count": "torch.npu.device_count()", "small_op": "a matmul on npu:0"}
@@ -27,6 +30,12 @@ def _quick_tier_cause(ctx: Context):
         if res.status == Status.FAIL and cid.split(".")[0] in ("container", "driver", "firmware", "devices", "npu_smi"):
             return cid, res
     return None
+
+
+def _log_dir_here(ctx: Context) -> str:
+    """The judged machine's CANN log directory, as a path of this machine (under --root, inside DIR)."""
+    root = log_root(ctx)
+    return shlex.quote(ctx.host.here(root)) if root else "~/ascend/log"
 
 
 def _default_category(check_id: str) -> str:
@@ -64,7 +73,7 @@ def _step_result(ctx: Context, name: str) -> Result:
                 evidence=Evidence(found="is_available() == False", required="True"),
                 fix=Fix(
                     "Look at what the runtime logged when torch_npu tried to open the device.",
-                    ["ascend-doctor triage ~/ascend/log", "ASCEND_GLOBAL_LOG_LEVEL=1 python -c \"import torch, torch_npu; print(torch.npu.is_available())\""],
+                    [f"ascend-doctor triage {_log_dir_here(ctx)}", "ASCEND_GLOBAL_LOG_LEVEL=1 python -c \"import torch, torch_npu; print(torch.npu.is_available())\""],
                 ),
             )
         return ok(f"{STEP_TITLES[name]}: {step.get('value')}")
@@ -76,7 +85,7 @@ def _step_result(ctx: Context, name: str) -> Result:
     kb = None
     if entry is not None:
         category, kb = entry.category, entry.id
-        fix = Fix(getattr(entry.fix, "text", "") or "", list(getattr(entry.fix, "commands", []) or []))
+        fix = Fix(getattr(entry.fix, "text", "") or "", toolkit_commands(ctx, getattr(entry.fix, "commands", []) or []))
     predicted = ""
     if name == "import":
         # the quick tier may already have named the reason (CANN not on the path, torch and

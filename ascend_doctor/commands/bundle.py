@@ -22,7 +22,7 @@ from typing import List, Optional, TextIO, Tuple
 
 from ..bundle.redact import describe_kinds
 from ..errors import UsageError
-from .common import build_sim, make_host, output_format
+from .common import build_sim, check_timeout, make_host, output_format, target_python
 
 
 def run_bundle(
@@ -41,8 +41,7 @@ def run_bundle(
 ) -> int:
     fmt = output_format(fmt, json_flag)
     out = stream or sys.stdout
-    if not 0 < timeout <= 600:
-        raise UsageError("--timeout must be between 0 and 600 seconds")
+    check_timeout(timeout)
     for given in logs or []:
         if not os.path.exists(given):
             raise UsageError(f"--logs {given}: no such file or directory")
@@ -58,6 +57,7 @@ def run_bundle(
             extra.append(str(console))
     try:
         host = make_host(root, env_file, trust_root=trust_root)
+        python = target_python(host, python)
         label = f"simulated host {sim}" if sim else ("this machine" if host.is_real else str(root))
         from ..bundle.collect import build_bundle
 
@@ -75,7 +75,6 @@ def run_bundle(
     finally:
         if scratch:
             shutil.rmtree(scratch, ignore_errors=True)
-    m = result.manifest
     if fmt == "json":
         from ..bundle.summary import bundle_json
 

@@ -13,7 +13,7 @@ from ..errors import UsageError
 from ..facts import open_input_file
 from ..model import Finding, Status
 from ..report import check_report, prometheus
-from .common import make_host, output_format
+from .common import check_timeout, make_host, output_format, target_python
 
 FAIL_ON = {"fail": 2, "warn": 1}
 
@@ -46,14 +46,14 @@ def run_check(
         raise UsageError(f"--fail-on {fail_on}: choose warn or fail")
     if expect_devices is not None and expect_devices < 0:
         raise UsageError("--expect-devices must be 0 or more")
-    if not 0 < timeout <= 600:
-        raise UsageError("--timeout must be between 0 and 600 seconds")
+    check_timeout(timeout)
 
     try:
         selected_checks(Options(tier=tier), only)
     except UnknownCheck as exc:
         raise UsageError(str(exc)) from None
     host = make_host(root, env_file, sim, trust_root=trust_root)
+    python = target_python(host, python)
     if npu_smi:
         open_input_file(npu_smi, "--npu-smi").close()  # a bad path is a usage error now, not a finding
     options = Options(tier=tier, expect_devices=expect_devices, python=python, command_timeout=timeout,

@@ -26,7 +26,7 @@ from ..flows.evidence import Evidence
 from ..flows.model import SYMPTOMS, FlowError, load_flow
 from ..flows.render import render_md, render_text, to_json
 from ..flows.runner import pick_symptom, run_flow
-from .common import make_host, output_format
+from .common import check_timeout, make_host, output_format
 
 
 
@@ -95,8 +95,7 @@ def run_diagnose(
             raise UsageError(f"unknown symptom {symptom!r}: choose one of {', '.join(SYMPTOMS)}")
     if sim and (root or env_file):
         raise UsageError("--sim builds its own host: do not combine it with --root or --env-file")
-    if not 0 < timeout <= 600:
-        raise UsageError("--timeout must be between 0 and 600 seconds")
+    check_timeout(timeout)
     logs, profile, baseline = list(logs or []), list(profile or []), list(baseline or [])
     if "-" in logs:
         raise UsageError("--logs -: diagnose reads files and directories (save the output first)")

@@ -26,8 +26,9 @@ from typing import Any, BinaryIO, List, Optional, TextIO
 
 from ..core.units import format_size, parse_size
 from ..errors import UsageError
+from ..inputs import os_message
 from ..memory import MemoryInputError
-from ..memory.advice import release_from_text
+from ..memory.advice import check_conf, release_from_text
 from ..memory.device_usage import npu_smi_facts
 from ..memory.input_file import open_input
 from ..memory.message import scan_paths, scan_text
@@ -46,7 +47,7 @@ def _read_text_file(path: str, what: str, stdin: Optional[BinaryIO] = None, limi
     try:
         raw = fh.read(limit)
     except OSError as exc:
-        raise UsageError(f"{what} {path}: {exc.strerror or exc}") from None
+        raise UsageError(os_message(f"{what} {path}", exc)) from None
     finally:
         if path != "-":
             fh.close()
@@ -82,6 +83,8 @@ def run_oom(
     if device is not None and device < 0:
         raise UsageError(f"--device {device}: must be 0 or more")
     try:
+        if alloc_conf is not None:
+            check_conf(alloc_conf)
         return _run(text, files, stats, snapshot, npu_smi, device, pid, torch_npu, alloc_conf, fmt, out, stdin)
     except MemoryInputError as exc:
         raise UsageError(str(exc)) from None

@@ -22,6 +22,7 @@ from typing import List, Optional, Sequence, Union
 
 from .. import children
 from ..errors import UsageError
+from ..inputs import os_message
 from ..facts import Facts
 from ..opcheck import render
 from ..opcheck.check import check
@@ -252,7 +253,7 @@ def _replay_dir(path: Union[str, Path]) -> Path:
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UsageError(f"--replay {p}: cannot create the directory: {exc.strerror or exc}") from None
+        raise UsageError(os_message(f"--replay {p}: cannot create the directory", exc)) from None
     if not os.access(p, os.W_OK | os.X_OK):
         raise UsageError(f"--replay {p}: directory is not writable")
     return p

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from typing import Callable
+from typing import Callable, Optional
 
 from ..children import kill_all
 from ..errors import UsageError
@@ -51,6 +51,22 @@ def run_verb(fn: Callable[..., int], *args, **kwargs) -> int:
         # a prefetched npu-smi nobody waited for, a child interrupted by Ctrl-C, a grandchild
         # that left its process group
         kill_all()
+        _flush(sys.stderr)  # a buffered stream (a test runner's, a pipe) gets the line before exit
+
+
+def _flush(stream) -> None:
+    try:
+        stream.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def format_conflict(json_out: bool, fmt: Optional[str]) -> Optional[str]:
+    """The one-line usage error of ``--json`` with a ``--format`` other than json (``fmt`` is
+    the value typed, None when the option was not given); None when they agree."""
+    if json_out and fmt is not None and fmt != "json":
+        return f"--json and --format {fmt} ask for two outputs: give one (--json is --format json)"
+    return None
 
 
 def quiet_stdout() -> None:

@@ -1,8 +1,9 @@
 """``ascend-doctor triage PATH...``: name the root cause of a failure from its logs.
 
 Exit codes: 0 no incidents, 1 incidents found (an ``advisory`` one such as an operator
-running on the CPU counts: it is the finding), 2 bad input (a missing path, or nothing
-readable among the inputs), 3 internal error.
+running on the CPU counts: it is the finding), 2 bad input (a missing path, or no log text
+among the inputs: every one skipped, unreadable, empty, or a compressed file that decodes
+to nothing; see "No text" in docs/inputs.md), 3 internal error.
 
 What is not read is listed with its reason (``stats.skipped``): FIFOs, sockets, device
 nodes and anything under /proc, /sys or /dev are never opened, and directory symlinks
@@ -45,9 +46,15 @@ def run_triage(
     except InputError as exc:
         err.write(f"ascend-doctor triage: {exc}\n")
         return 2
-    if report.stats.files == 0:
-        reasons = "; ".join(f"{s.path}: {s.reason}" for s in report.stats.skipped[:5])
-        more = f" (skipped: {reasons})" if reasons else ""
+    if report.stats.bytes == 0:  # nothing to judge: see "No text" in docs/inputs.md
+        parts = []
+        if report.stats.skipped:
+            why = [f"{s.path}: {s.reason}" for s in report.stats.skipped]
+            parts.append("skipped: " + "; ".join(why[:5]) + (f"; {len(why) - 5} more" if len(why) > 5 else ""))
+        if report.stats.files:
+            n = report.stats.files
+            parts.append("empty" if n == 1 and not parts else f"{n} file{'s' if n != 1 else ''} read, no text")
+        more = f" ({'; '.join(parts)})" if parts else ""
         err.write(f"ascend-doctor triage: no readable log text in {', '.join(paths)}{more}\n")
         if fmt == "json":
             out.write(render_json(report) + "\n")

@@ -11,6 +11,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
+from ..inputs import os_message, os_reason
 from ..inputs.bundle_archive import is_bundle, read_member
 from ..inputs.openable import refusal
 
@@ -51,10 +52,8 @@ def collect_paths(paths: List[str]) -> Tuple[List[str], List[Skipped]]:
     for given in paths:
         try:
             st = os.stat(given)
-        except FileNotFoundError:
-            raise FleetInputError(f"{given}: no such file or directory") from None
         except OSError as exc:
-            raise FleetInputError(f"{given}: {exc.strerror or exc}") from None
+            raise FleetInputError(os_message(given, exc)) from None
         if stat.S_ISDIR(st.st_mode):
             for dirpath, dirnames, filenames in os.walk(given):
                 dirnames.sort()
@@ -77,7 +76,7 @@ def load_report(path: str) -> Tuple[Optional[NodeReport], Optional[str]]:
     try:
         st = os.stat(path)
     except OSError as exc:
-        return None, exc.strerror or str(exc)
+        return None, os_reason(exc)
     reason = refusal(path, st)
     if reason is not None:
         return None, reason
@@ -96,7 +95,7 @@ def load_report(path: str) -> Tuple[Optional[NodeReport], Optional[str]]:
             with open(path, "rb") as fh:
                 data = fh.read(MAX_REPORT_BYTES + 1)
         except OSError as exc:
-            return None, exc.strerror or str(exc)
+            return None, os_reason(exc)
     try:
         doc = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:

@@ -10,7 +10,7 @@ verb and parser can use it. See ``docs/inputs.md`` for the API and the limits.
 """
 from __future__ import annotations
 
-from .errors import InputError
+from .errors import InputError, os_message, os_reason
 from .limits import LIMITS, Limits
 from .numbers import int_or_none, saturate, to_float, to_int, size_bytes
 from .jsonload import load_json, json_depth
@@ -19,5 +19,5 @@ from .pickles import check_pickle
 from .capped import CappedBuffer
 from .walk import Seen
 
-__all__ = ["InputError", "LIMITS", "Limits", "to_int", "int_or_none", "to_float", "saturate", "size_bytes",
+__all__ = ["InputError", "os_message", "os_reason", "LIMITS", "Limits", "to_int", "int_or_none", "to_float", "saturate", "size_bytes",
            "load_json", "json_depth", "parse_printed", "check_pickle", "CappedBuffer", "Seen"]

@@ -15,6 +15,8 @@ import stat
 from functools import lru_cache
 from typing import BinaryIO, Dict, Optional
 
+from .errors import InputError, os_message
+
 PSEUDO_TOPS = ("/proc", "/sys", "/dev")
 _PLAIN_UNDER_DEV = ("/dev/shm",)
 
@@ -131,3 +133,26 @@ def open_for_reading(path: str, allow_pipe: bool = False) -> BinaryIO:
 
 
 __all__ = ["refusal", "open_for_reading", "pseudo_fs_top", "pseudo_fs_reason", "is_anonymous_pipe", "kind_of", "NotReadable"]
+
+
+def named_input(path: str, what: str, hint: str = "", open_it: bool = True) -> Optional[BinaryIO]:
+    """A file the user named on the command line (``what`` is the option, ``--stats``), checked
+    by ``stat`` and opened by the rule above; the pipe of ``<(...)`` is allowed. Anything else
+    is an ``InputError`` with one line (``hint`` is appended to a refusal: what to give
+    instead). ``open_it=False`` only checks (the caller reads the path itself)."""
+    name = f"{what} {path}"
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise InputError(os_message(name, exc)) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(f"{name}: is a directory")
+    reason = refusal(path, st, allow_pipe=True)
+    if reason is not None:
+        raise InputError(f"{name}: {reason}{hint}")
+    if not open_it:
+        return None
+    try:
+        return open_for_reading(path, allow_pipe=True)
+    except OSError as exc:
+        raise InputError(os_message(name, exc)) from None

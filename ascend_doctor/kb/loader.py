@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
+from ascend_doctor.inputs import os_message
 from ascend_doctor.kb.codes import canonical_keys, inner_key, ts_key
 from ascend_doctor.kb.model import (
     Attach,
@@ -38,7 +39,7 @@ def read_yaml(path: Path) -> Any:
         with open(path, "r", encoding="utf-8") as fh:
             return yaml.load(fh, Loader=loader)
     except OSError as exc:
-        raise KBError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise KBError(os_message(f"{path}: cannot read", exc)) from None
     except yaml.YAMLError as exc:
         raise KBError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
 

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from ..core.units import MiB
+from ..errors import did_you_mean
+from .errors import MemoryInputError
 
 _DATA = Path(__file__).with_name("data") / "alloc_conf.yaml"
 MAX_SPLIT_CAP_MB = 1024  # larger thresholds stop helping: the stranded size classes get split again
@@ -51,25 +53,46 @@ def parse_conf(value: Optional[str]) -> Dict[str, str]:
     out: Dict[str, str] = {}
     if not value:
         return out
-    depth = 0
-    token = ""
-    items: List[str] = []
+    for item in _top_level_items(value):
+        key, _, val = item.strip().partition(":")
+        if key:
+            out[key.strip()] = val.strip()
+    return out
+
+
+def check_conf(value: str, what: str = "--alloc-conf") -> Dict[str, str]:
+    """A PYTORCH_NPU_ALLOC_CONF value the user gave, parsed, or ``MemoryInputError`` (one line)
+    when torch_npu would refuse it at start-up: a key no release line knows, or a key without
+    ``:value``. Values are not judged here (the release line decides what it accepts)."""
+    if not value.strip():
+        raise MemoryInputError(f"{what}: empty; give the PYTORCH_NPU_ALLOC_CONF value, e.g. expandable_segments:True")
+    known = list(load_options()["keys"])
+    conf = parse_conf(value)
+    items = [item.strip() for item in _top_level_items(value) if item.strip()]
+    for item in items:
+        key, colon, val = item.partition(":")
+        key = key.strip()
+        if key not in known:
+            raise MemoryInputError(f"{what} {value}: {key!r} is not an allocator key of torch_npu; "
+                                   f"{did_you_mean(key, known)}"
+                                   f"known keys: {', '.join(known)}")
+        if not colon or not val.strip():
+            raise MemoryInputError(f"{what} {value}: {key} has no value (write it as {key}:VALUE)")
+    return conf
+
+
+def _top_level_items(value: str) -> List[str]:
+    """``a:1,b:[x:2,y:3]`` -> ``["a:1", "b:[x:2,y:3]"]``: commas inside brackets stay."""
+    depth, token, items = 0, "", []
     for ch in value:
-        if ch == "[":
-            depth += 1
-        elif ch == "]":
-            depth -= 1
+        depth += (ch == "[") - (ch == "]")
         if ch == "," and depth == 0:
             items.append(token)
             token = ""
         else:
             token += ch
     items.append(token)
-    for item in items:
-        key, _, val = item.strip().partition(":")
-        if key:
-            out[key.strip()] = val.strip()
-    return out
+    return items
 
 
 def max_split_mb(requested: Optional[int]) -> Optional[int]:

@@ -8,12 +8,11 @@ could block on read or act on being opened (see ``ascend_doctor.inputs.openable`
 """
 from __future__ import annotations
 
-import os
-import stat
 import sys
 from typing import BinaryIO, Optional
 
-from ..inputs.openable import open_for_reading, refusal
+from ..inputs import InputError
+from ..inputs.openable import named_input
 from .errors import MemoryInputError
 
 
@@ -25,26 +24,7 @@ def open_input(path: str, what: str, stdin: Optional[BinaryIO] = None) -> Binary
     """
     if path == "-":
         return stdin if stdin is not None else sys.stdin.buffer
-    name = f"{what} {path}"
     try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise MemoryInputError(f"{name}: no such file") from None
-    except PermissionError:
-        raise MemoryInputError(f"{name}: permission denied") from None
-    except OSError as exc:
-        raise MemoryInputError(f"{name}: {exc.strerror or exc}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise MemoryInputError(f"{name}: is a directory")
-    reason = refusal(path, st, allow_pipe=True)
-    if reason is not None:
-        raise MemoryInputError(f"{name}: {reason}; give a regular file, or - to read stdin")
-    try:
-        return open_for_reading(path, allow_pipe=True)
-    except PermissionError:
-        raise MemoryInputError(f"{name}: permission denied") from None
-    except OSError as exc:
-        raise MemoryInputError(f"{name}: {exc.strerror or exc}") from None
-
-
-__all__ = ["open_input"]
+        return named_input(path, what, hint="; give a regular file, or - to read stdin")
+    except InputError as exc:
+        raise MemoryInputError(str(exc)) from None

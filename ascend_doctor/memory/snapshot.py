@@ -30,6 +30,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Dict, List, Optional, Tuple
 
+from ..inputs import os_message
 from ..inputs import LIMITS, InputError, Seen, check_pickle, load_json, saturate
 from .errors import MemoryInputError
 from .input_file import open_input
@@ -354,7 +355,7 @@ def load_snapshot(path: str, device: Optional[int] = None, stdin: Optional[Binar
     try:
         data = _load_stream(fh, name)
     except OSError as exc:
-        raise MemoryInputError(f"{name}: {exc.strerror or exc}") from None
+        raise MemoryInputError(os_message(name, exc)) from None
     finally:
         if path != "-":
             fh.close()

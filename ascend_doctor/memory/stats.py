@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Dict, List, Optional
 
 from ..core.units import parse_size
-from ..inputs import LIMITS, InputError
+from ..inputs import LIMITS, InputError, os_message
 from ..inputs import int_or_none as num
 from ..inputs import json_depth, load_json, parse_printed, saturate
 from .errors import MemoryInputError
@@ -306,7 +306,7 @@ def load_stats(path: str, device: Optional[int] = None, max_bytes: int = 64 << 2
     try:
         raw = fh.read(max_bytes + 1)
     except OSError as exc:
-        raise MemoryInputError(f"--stats {path}: {exc.strerror or exc}") from None
+        raise MemoryInputError(os_message(f"--stats {path}", exc)) from None
     finally:
         if path != "-":
             fh.close()

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..core.units import format_size
+from ..inputs import os_message
 from ..output import envelope, md_heading, md_table, table_lines
 from .advice import max_split_mb
 from .errors import MemoryInputError
@@ -170,7 +171,7 @@ def load_input(spec: str, capacity: Optional[int] = None, non_torch: Optional[in
         try:
             data = _load_stream(fh if fh.seekable() else _buffer(fh), f"TRACE {spec}")
         except OSError as exc:
-            raise MemoryInputError(f"TRACE {spec}: {exc.strerror or exc}") from None
+            raise MemoryInputError(os_message(f"TRACE {spec}", exc)) from None
         finally:
             if spec != "-":
                 fh.close()

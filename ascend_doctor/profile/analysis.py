@@ -7,6 +7,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ..inputs import os_message
 from ..output import counts, envelope
 from . import facts
 from .device import AICORE_CORES, DeviceAcc, shape_elements
@@ -67,7 +68,7 @@ def _read_run(job: Job, run: Run) -> None:
         try:
             return fn(path, *args)
         except (FormatError, OSError) as exc:
-            job.notes.append(str(exc) if isinstance(exc, FormatError) else f"{path}: {exc.strerror or exc}")
+            job.notes.append(str(exc) if isinstance(exc, FormatError) else os_message(path, exc))
             return 0
 
     if run.layout == "cluster":

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
+from ..inputs import os_reason
 from ..inputs.openable import refusal
 
 KINDS = (
@@ -123,7 +124,7 @@ def discover(paths: List[str]) -> Discovery:
             try:
                 st = os.stat(path)
             except OSError as exc:
-                skipped.append((path, exc.strerror or str(exc)))
+                skipped.append((path, os_reason(exc)))
                 continue
             reason = refusal(path, st)
             if reason is not None:

@@ -28,6 +28,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import BinaryIO, Callable, Iterator, List, Optional, Tuple
 
+from ..inputs import os_message, os_reason
 from ..inputs.archive import Budget, DecompressedStream, TarReport, tar_entries
 from ..inputs.bundle_archive import bundle_manifest
 from ..inputs.openable import is_anonymous_pipe, open_for_reading, pseudo_fs_reason, pseudo_fs_top, refusal
@@ -112,10 +113,8 @@ def walk_inputs(paths: List[str], stdin: Optional[BinaryIO] = None) -> Walk:
             if os.path.islink(path):
                 raise InputError(f"{path}: broken symbolic link") from None
             raise InputError(f"{path}: no such file or directory") from None
-        except PermissionError:
-            raise InputError(f"{path}: permission denied") from None
         except OSError as exc:
-            raise InputError(f"{path}: {exc.strerror or exc}") from None
+            raise InputError(os_message(path, exc)) from None
         if is_anonymous_pipe(path, st):
             walk.sources.append(Source(path, _pipe(path), origin=path, kind_hint="console"))
         elif stat.S_ISDIR(st.st_mode):
@@ -277,11 +276,7 @@ def tar_members(src: Source, walk: Walk) -> Iterator[Tuple[Source, BinaryIO]]:
 
 def os_error_reason(exc: OSError) -> str:
     """How a failed open or read is reported among the skipped paths."""
-    if isinstance(exc, PermissionError):
-        return "permission denied"
-    if getattr(exc, "errno", None) == 40:  # ELOOP
-        return "symlink loop"
-    return exc.strerror or str(exc)
+    return os_reason(exc)
 
 
 def _plain(path: str) -> Callable[[], BinaryIO]:

@@ -108,10 +108,7 @@ def run(scenario: Union[str, Scenario], dest: Union[str, Path]) -> RunResult:
     spec = host.scenario.workload
     if spec is None:
         raise ScenarioError(f"{host.scenario.name}: has no workload (a host-only scenario); use build")
-    try:
-        from runtime_sim import workloads
-    except ImportError as exc:
-        raise BuildError(f"runtime_sim.workloads is not available ({exc}); the runtime part of the simulator has not landed") from None
+    from runtime_sim import workloads  # the simulated runtime: only scenarios with a workload need it
     host.log_dir.mkdir(parents=True, exist_ok=True)
     accepted = workloads.describe(spec.kind)
     params = host_facts(host.plan, accepted)

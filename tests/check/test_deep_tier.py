@@ -39,6 +39,10 @@ def test_without_set_env_the_import_fails_with_the_real_error_and_its_fix():
     assert REAL["no_cann_import"]["text"] in imp["summary"]
     assert any("set_env.sh" in c for c in imp["fix"]["commands"])
     assert f["runtime.available"]["status"] == "skip"
+    # the host has the ascend-toolkit layout (CANN 8.2.RC1): the fix sources its script, and
+    # not the 8.5 layout's /usr/local/Ascend/cann/set_env.sh as well
+    sources = [c for c in imp["fix"]["commands"] if c.startswith("source ") and c.endswith("set_env.sh")]
+    assert sources == ["source /usr/local/Ascend/ascend-toolkit/set_env.sh"]
 
 
 def test_closed_device_nodes_are_named_as_the_reason_the_npu_is_invisible():

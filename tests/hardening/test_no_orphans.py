@@ -98,3 +98,41 @@ def test_children_module_kills_what_a_command_left_behind(tmp_path):
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(pid)
+
+
+def test_the_one_runner_kills_an_escaped_grandchild_at_its_timeout(tmp_path: Path) -> None:
+    """``host.run_command`` (used by Host.run and the maintainer tools) at its timeout: the exit
+    code is None, and the double-forked sleeper is gone when it returns."""
+    from ascend_doctor.host import run_command
+
+    pidfile = tmp_path / "sleeper.pid"
+    script = DOUBLE_FORK.format(pidfile=pidfile, python=sys.executable, tail="echo ready; sleep 300")
+    done = run_command(["/bin/sh", "-c", script], timeout=10.0)  # room for a loaded machine to start the sleeper
+    assert done.timed_out and done.returncode is None and "ready" in done.stdout
+    pid = int(pidfile.read_text())
+    deadline = time.monotonic() + 10  # SIGKILL is sent; on a loaded machine the exit can lag
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid), f"pid {pid} outlived run_command"
+
+
+def test_the_one_runner_returns_code_and_output() -> None:
+    from ascend_doctor.host import run_command
+
+    done = run_command([sys.executable, "-c", "import sys; print('out'); sys.stderr.write('err'); sys.exit(3)"],
+                        timeout=60)
+    assert (done.returncode, done.stdout.strip(), done.stderr.strip(), done.timed_out) == (3, "out", "err", False)
+    with pytest.raises(OSError):
+        run_command(["/nonexistent/program"], timeout=5)
+
+
+def test_no_second_process_runner() -> None:
+    """Only ascend_doctor/children.py starts processes itself (spawn, used by host.run_command);
+    every other module of the package and the maintainer tools go through them."""
+    import re
+
+    repo = Path(__file__).resolve().parents[2]
+    pattern = re.compile(r"subprocess\.(Popen|run|call|check_call|check_output)\(|os\.killpg\(|start_new_session")
+    offenders = [str(p.relative_to(repo)) for top in ("ascend_doctor", "tools") for p in (repo / top).rglob("*.py")
+                 if p.name != "children.py" and pattern.search(p.read_text(encoding="utf-8"))]
+    assert offenders == []

@@ -90,7 +90,7 @@ def test_devices_and_proc_files_are_refused(path, reason):
 def test_directory_and_missing_file_keep_their_messages(tmp_path):
     with pytest.raises(MemoryInputError, match="is a directory$"):
         open_input(str(tmp_path), "--snapshot")
-    with pytest.raises(MemoryInputError, match="no such file$"):
+    with pytest.raises(MemoryInputError, match="no such file or directory$"):
         open_input(str(tmp_path / "nope.pickle"), "--snapshot")
 
 

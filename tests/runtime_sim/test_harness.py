@@ -4,9 +4,10 @@ fails on any miss or any extra failing finding.
 
 - check: ``python -m ascend_doctor check --root DIR --env-file DIR/user.env --json``;
   the failing findings (fail / timeout / error) must be exactly the expected ones, with
-  their categories. An expected check the doctor does not have at all is "pending"
-  (listed, not failed) until it lands; a crashed check (error) is always a failure.
-- triage / oom: run once the verb and runtime_sim.workloads exist (pending before).
+  their categories. An expected check the doctor does not have at all is a failure (a
+  scenario may only expect what the doctor reports); a crashed check (error) is always one.
+- triage / oom: a scenario with a workload runs it; ``triage`` must name its category (and
+  first failing rank), ``oom --file`` its verdict.
 - diagnose: ``python -m ascend_doctor diagnose --sim NAME --json`` with no symptom must end at
   the ground-truth cause: the triage category of a scenario with a workload, else the
   category of its first expected failing check, else no cause (a healthy host, exit 0).
@@ -15,7 +16,6 @@ fails on any miss or any extra failing finding.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -24,7 +24,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
-import pytest
 
 from runtime_sim.host import build
 from runtime_sim.scenarios import Scenario, load_all
@@ -43,7 +42,6 @@ class Row:
     found: Dict[str, Tuple[str, Optional[str]]] = field(default_factory=dict)
     known_ids: Tuple[str, ...] = ()
     problems: List[str] = field(default_factory=list)
-    pending: List[str] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
     seconds: float = 0.0
     build_seconds: float = 0.0
@@ -70,15 +68,19 @@ def _judge_check(row: Row, root: str, env_file: str) -> None:
         return
     if report.get("schema") != 1:
         row.problems.append("check JSON lacks schema 1")
-    findings = report.get("findings", [])
+    _compare(row, report.get("findings", []), proc.returncode)
+
+
+def _compare(row: Row, findings: List[dict], returncode: int) -> None:
+    """The check findings against the scenario's expectation: problems go to ``row.problems``."""
     row.known_ids = tuple(f["id"] for f in findings)
     row.found = {f["id"]: (f["status"], f.get("category")) for f in findings if f["status"] in FAILING}
     judged = {fid: v for fid, v in row.expected.items() if fid in row.known_ids}
-    if any(status == "fail" for status, _ in judged.values()) and proc.returncode != 1:
-        row.problems.append(f"exit status {proc.returncode}, expected 1 (a failing finding)")
+    if any(status == "fail" for status, _ in judged.values()) and returncode != 1:
+        row.problems.append(f"exit status {returncode}, expected 1 (a failing finding)")
     for fid, (status, category) in row.expected.items():
         if fid not in row.known_ids:
-            row.pending.append(fid)
+            row.problems.append(f"expected {fid} {status}/{category}, but the doctor has no check {fid}")
             continue
         got = row.found.get(fid)
         if got is None:
@@ -96,43 +98,31 @@ def _judge_runtime(row: Row, dest) -> None:
     s = row.scenario
     if s.workload is None:
         return
-    have_workloads = importlib.util.find_spec("runtime_sim.workloads") is not None
-    have_triage = importlib.util.find_spec("ascend_doctor.commands.triage") is not None
-    have_oom = importlib.util.find_spec("ascend_doctor.commands.oom") is not None
-    if not have_workloads:
-        row.pending.append("triage/oom (runtime_sim.workloads has not landed)")
-        return
     from runtime_sim.host import run
 
     result = run(s, dest)
-    if have_triage:
-        proc = _doctor("triage", str(result.log_dir), str(result.console_file), "--json")
-        try:
-            incidents = json.loads(proc.stdout).get("incidents", [])
-        except ValueError:
-            row.problems.append(f"triage printed no JSON (exit {proc.returncode}): {proc.stderr.strip()[-200:]}")
-            incidents = None
-        if incidents is not None:
-            first = incidents[0] if incidents else {}
-            if first.get("category") != s.expect.triage_category:
-                row.problems.append(f"triage: first incident {first.get('category')}, expected {s.expect.triage_category}")
-            if s.expect.first_failing_rank is not None and first.get("rank") != s.expect.first_failing_rank:
-                row.problems.append(f"triage: first failing rank {first.get('rank')}, expected {s.expect.first_failing_rank}")
-            row.notes.append(f"triage {first.get('category')}" + (f" rank {first.get('rank')}" if first.get("rank") is not None else ""))
-    else:
-        row.pending.append("triage verb")
+    proc = _doctor("triage", str(result.log_dir), str(result.console_file), "--json")
+    try:
+        incidents = json.loads(proc.stdout).get("incidents", [])
+    except ValueError:
+        row.problems.append(f"triage printed no JSON (exit {proc.returncode}): {proc.stderr.strip()[-200:]}")
+        incidents = None
+    if incidents is not None:
+        first = incidents[0] if incidents else {}
+        if first.get("category") != s.expect.triage_category:
+            row.problems.append(f"triage: first incident {first.get('category')}, expected {s.expect.triage_category}")
+        if s.expect.first_failing_rank is not None and first.get("rank") != s.expect.first_failing_rank:
+            row.problems.append(f"triage: first failing rank {first.get('rank')}, expected {s.expect.first_failing_rank}")
+        row.notes.append(f"triage {first.get('category')}" + (f" rank {first.get('rank')}" if first.get("rank") is not None else ""))
     if s.expect.oom_verdict:
-        if have_oom:
-            proc = _doctor("oom", "--file", str(result.console_file), "--json")
-            try:
-                verdict = json.loads(proc.stdout).get("verdict")
-            except ValueError:
-                verdict = None
-            if verdict != s.expect.oom_verdict:
-                row.problems.append(f"oom: verdict {verdict}, expected {s.expect.oom_verdict}")
-            row.notes.append(f"oom {verdict}")
-        else:
-            row.pending.append("oom verb")
+        proc = _doctor("oom", "--file", str(result.console_file), "--json")
+        try:
+            verdict = json.loads(proc.stdout).get("verdict")
+        except ValueError:
+            verdict = None
+        if verdict != s.expect.oom_verdict:
+            row.problems.append(f"oom: verdict {verdict}, expected {s.expect.oom_verdict}")
+        row.notes.append(f"oom {verdict}")
 
 
 def expected_cause(s: Scenario) -> Optional[str]:
@@ -196,7 +186,7 @@ def _table(rows: List[Row]) -> str:
         if r.problems:
             verdict = "known doctor gap" if gap else "MISMATCH"
         else:
-            verdict = "ok" + (" (pending: " + ", ".join(r.pending) + ")" if r.pending else "")
+            verdict = "ok"
         if r.notes:
             verdict += " [" + "; ".join(r.notes) + "]"
         lines.append((r.name, _fmt(r.expected), _fmt(r.found), f"{r.build_seconds * 1000:.0f}ms/{r.seconds:.1f}s",
@@ -218,9 +208,24 @@ def test_every_scenario_against_the_doctor(tmp_path, capsys):
     with capsys.disabled():
         sys.stdout.write("\n\nruntime_sim scenarios vs ascend-doctor\n" + table + "\n")
     unexpected = [f"{r.name}: {p}" for r in rows if r.name not in KNOWN_DOCTOR_GAPS for p in r.problems]
-    now_fixed = [r.name for r in rows if r.name in KNOWN_DOCTOR_GAPS and not r.problems and not r.pending]
+    now_fixed = [r.name for r in rows if r.name in KNOWN_DOCTOR_GAPS and not r.problems]
     assert not unexpected, "scenarios where the doctor disagrees with the ground truth:\n" + "\n".join(unexpected)
     assert not now_fixed, f"the doctor now matches {now_fixed}: remove them from KNOWN_DOCTOR_GAPS"
+
+
+def test_an_expected_check_the_doctor_lacks_fails_the_scenario():
+    """A scenario that expects a check id the doctor's report does not contain is a mismatch,
+    not something to wait for."""
+    scenario = next(s for s in load_all() if s.expect.check)
+    row = Row(scenario, {f.id: (f.status, f.category) for f in scenario.expect.check})
+    kept = [{"id": fid, "status": status, "category": category, "summary": "as expected"}
+            for fid, (status, category) in row.expected.items()]
+    _compare(row, kept, 1)
+    assert row.problems == []
+    missing = next(iter(row.expected))
+    row = Row(scenario, dict(row.expected))
+    _compare(row, [f for f in kept if f["id"] != missing], 1)
+    assert any(f"the doctor has no check {missing}" in p for p in row.problems)
 
 
 def test_sim_flag_runs_a_catalog_scenario():

@@ -47,9 +47,13 @@ def _kv(text):
     return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
 
 
-def test_every_scenario_builds_fast(built):
-    slow = {name: round(h.seconds, 3) for name, h in built.items() if h.seconds > 0.5}
-    assert not slow, f"scenarios that took more than 0.5 s to build: {slow}"
+def test_every_scenario_builds(built):
+    """Every scenario becomes a tree with its environment file (build time is measured by
+    bench/sim_host_build.py against copying the same tree, not asserted here)."""
+    assert sorted(built) == sorted(names())
+    for name, host in built.items():
+        assert host.root.is_dir() and host.env_file.is_file(), name
+        assert "PATH=" in host.env_file.read_text(encoding="utf-8"), name
 
 
 def test_driver_files_are_the_real_files(built):

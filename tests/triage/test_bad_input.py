@@ -125,3 +125,31 @@ def test_truncated_gz_is_read_as_far_as_it_goes(tmp_path):
     f.write_bytes(gzip.compress(PLOG * 50)[:-40])
     report = triage_paths([str(tmp_path)])
     assert report.incidents and any("read stopped early" in s.reason for s in report.stats.skipped)
+
+
+def test_no_text_is_exit_2_whatever_the_reason(tmp_path):
+    """One rule (docs/inputs.md, "No text"): an empty file, /dev/null, an empty or corrupt .gz
+    and an empty stdin all give exit 2 with a one-line reason; none is "no incidents"."""
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    corrupt = tmp_path / "plog.log.gz"
+    corrupt.write_bytes(gzip.compress(PLOG)[:20])  # cut inside the first deflate block
+    hollow = tmp_path / "hollow.log.gz"
+    hollow.write_bytes(gzip.compress(b""))
+    cases = {str(empty): "(empty)", "/dev/null": "a device node", str(corrupt): str(corrupt),
+             str(hollow): "(empty)"}
+    for path, why in cases.items():
+        rc, out, err = _run([path])
+        assert (rc, out) == (2, ""), path
+        assert err.count("\n") == 1 and "no readable log text" in err and why in err, err
+    rc, out, err = _run(["-"], stdin=io.BytesIO(b""))
+    assert rc == 2 and "(empty)" in err
+
+
+def test_an_empty_input_beside_real_text_is_not_an_error(tmp_path):
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    log = tmp_path / "plog-216_20251118093312000.log"
+    log.write_bytes(PLOG)
+    rc, out, _ = _run([empty, log])
+    assert rc == 1 and out

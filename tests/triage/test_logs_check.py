@@ -31,6 +31,10 @@ def test_recent_errors_found(tmp_path):
     res = recent_errors(ctx)
     assert res.status == Status.WARN and res.category == "aicore_exec"
     assert "AI CPU" in res.summary and "plog-216_" in res.evidence.found and res.fix.text
+    # the report is run here, on the tree: the pointer names the tree's copy, not this machine's ~/ascend/log
+    here = str((tmp_path / "root").resolve() / "home" / "u" / "ascend" / "log")
+    assert res.fix.text.endswith(f"Full report: ascend-doctor triage {here}")
+    assert res.evidence.source == "/home/u/ascend/log"  # the evidence stays in the judged machine's terms
 
 
 def test_process_log_path_wins_and_clean_logs_are_ok(tmp_path):
