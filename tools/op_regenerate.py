@@ -41,11 +41,11 @@ import gzip
 import io
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ascend_doctor.host import run_command
 from compat_matrix.op_support.store import DATA_DIR, INDEX_FILE, SCHEMA
 from compat_matrix.versions import parse_version
 from tools import op_reduce as red
@@ -104,19 +104,14 @@ def load_yaml_keep_duplicates(text: str) -> Any:
 
 
 def _git(git_dir: Path, *args: str) -> str:
-    try:
-        proc = subprocess.run(
-            ["git", "--git-dir", str(git_dir), *args],
-            capture_output=True,
-            text=True,
-            timeout=GIT_TIMEOUT,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise RegenerateError(f"git {' '.join(args)} timed out after {GIT_TIMEOUT}s") from exc
-    if proc.returncode != 0:
-        raise RegenerateError(f"git {' '.join(args)} in {git_dir}: {proc.stderr.strip()}")
-    return proc.stdout
+    done = run_command(["git", "--git-dir", str(git_dir), *args], GIT_TIMEOUT)
+    if done.timed_out:
+        raise RegenerateError(f"git {' '.join(args)} timed out after {GIT_TIMEOUT}s")
+    if done.returncode != 0:
+        raise RegenerateError(f"git {' '.join(args)} in {git_dir}: {(done.error or done.stderr).strip()}")
+    if done.cut:
+        raise RegenerateError(f"git {' '.join(args)}: output larger than the runner keeps ({done.cut} bytes cut)")
+    return done.stdout
 
 
 def _git_exists(git_dir: Path, rev: str, path: str) -> bool:
