@@ -18,8 +18,6 @@ from typing import Any, Dict, List, Optional, TextIO
 from ascend_doctor import __version__, kb
 from ascend_doctor.kb.codes import canonical_keys
 from ascend_doctor.report.console import escape, make_console
-from ascend_doctor.triage.engine import triage_paths
-from ascend_doctor.triage.knowledge import Knowledge
 
 FORMATS = ("text", "json", "md")
 _ENTRY_ID = re.compile(r"^[a-z0-9_]+(?:\.[a-z0-9_]+)+$")
@@ -146,6 +144,10 @@ def _explain_code(base: Any, query: str, result: Dict[str, Any]) -> None:
 def _triage_reading(base: Any, query: str) -> Optional[Any]:
     """The incident triage makes of the same text (so explain and triage never disagree)."""
     import io
+
+    # the triage engine only for pasted text: `explain CODE` answers from the tables alone
+    from ascend_doctor.triage.engine import triage_paths
+    from ascend_doctor.triage.knowledge import Knowledge
 
     report = triage_paths(["-"], stdin=io.BytesIO(query.encode("utf-8", "replace")), knowledge=Knowledge(kb=base))
     return report.incidents[0] if report.incidents else None
