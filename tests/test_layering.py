@@ -22,7 +22,7 @@ PACKAGE = "ascend_doctor"
 # lowest first; a unit imports only units of strictly lower layers (and itself)
 LAYERS: List[Set[str]] = [
     {"__init__"},  # the version string
-    {"model", "errors", "children", "inputs"},
+    {"model", "errors", "children", "inputs", "lazyre"},
     {"core", "output"},  # output: the JSON envelope, text tables and Markdown every renderer shares
     {"parsers", "host"},
     {"probes", "kb"},

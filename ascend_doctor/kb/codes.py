@@ -24,19 +24,20 @@ Pure functions; no data tables here.
 """
 from __future__ import annotations
 
-import re
 from typing import List, Optional
 
 from ascend_doctor.parsers.codes import SMALL, Code, classify_number, find_codes, hccl_of_errno
 
-_ECODE = re.compile(r"^[EW][0-9A-Z]\d{4}$")
-_ERRCODE = re.compile(r"^ERR\d{5}$")
-_PREFIXED = re.compile(
+from ..lazyre import lazy
+
+_ECODE = lazy(r"^[EW][0-9A-Z]\d{4}$")
+_ERRCODE = lazy(r"^ERR\d{5}$")
+_PREFIXED = lazy(
     r"^(?P<fam>hccl|hcclresult|hccl_result|drv|driver|drverror|drvretcode|ts|dcmi)\s*[:=\s]\s*(?P<num>-?(?:0x[0-9a-f]+|\d+))$"
 )
-_NAME = re.compile(r"^(?:ACL_|ACLNN_|HCCL_|DRV_|RT_ERROR|TS_|DCMI_)[A-Z0-9_]+$")
-_NEGATIVE = re.compile(r"^-\d+$")
-_NUMBER = re.compile(r"^(?:0[xX][0-9a-fA-F]+|\d+)$")
+_NAME = lazy(r"^(?:ACL_|ACLNN_|HCCL_|DRV_|RT_ERROR|TS_|DCMI_)[A-Z0-9_]+$")
+_NEGATIVE = lazy(r"^-\d+$")
+_NUMBER = lazy(r"^(?:0[xX][0-9a-fA-F]+|\d+)$")
 
 
 def inner_key(value: int) -> str:

@@ -20,26 +20,27 @@ hands back finished blocks.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
+
 from ..inputs import int_or_none as num
+from ..lazyre import lazy
 
 _CODE = r"[EW](?:[A-Z]\d{4}|\d{5})"
 _TS = r"\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d{3}\.\d{3}"
 
-_HEADER = re.compile(
+_HEADER = lazy(
     r"(?<![A-Za-z0-9])(?P<code>" + _CODE + r"): (?P<kind>Inner Error!|Internal error!|Inner Error, Please contact support engineer!)"
 )
-_PID_INNER = re.compile(
+_PID_INNER = lazy(
     r"(?<![A-Za-z0-9])(?P<code>" + _CODE + r")\[PID: (?P<pid>\d+)\] (?P<ts>" + _TS + r") (?:(?P<title>[A-Za-z][\w]*))?\((?P=code)\):\s*(?P<msg>.*)$"
 )
-_PID_TITLE = re.compile(r"\[PID: (?P<pid>\d+)\] (?P<ts>" + _TS + r") (?P<title>[A-Za-z][\w ]*)\((?P<code>" + _CODE + r")\):\s?(?P<msg>.*)$")
-_PID = re.compile(r"(?<![A-Za-z0-9])(?P<code>" + _CODE + r"):? ?\[PID: (?P<pid>\d+)\] (?P<ts>" + _TS + r")\s+(?P<msg>.*)$")
-_WITH_TS = re.compile(r"(?:^|detail:|Error: )(?P<code>" + _CODE + r"): (?P<ts>" + _TS + r")\s+(?P<msg>.*)$")
-_LEGACY = re.compile(r"^(?P<code>" + _CODE + r")  (?P<msg>\S.*)$")
-_TRACEBACK = re.compile(r"^\s*TraceBack \(most recent call last\):\s*$")
-_SOURCE = re.compile(r"\[FUNC:(?P<func>[^\]]*)\]\[FILE:(?P<file>[^\]]*)\]\[LINE:(?P<line>\d+)\]\s*\.?\s*$")
+_PID_TITLE = lazy(r"\[PID: (?P<pid>\d+)\] (?P<ts>" + _TS + r") (?P<title>[A-Za-z][\w ]*)\((?P<code>" + _CODE + r")\):\s?(?P<msg>.*)$")
+_PID = lazy(r"(?<![A-Za-z0-9])(?P<code>" + _CODE + r"):? ?\[PID: (?P<pid>\d+)\] (?P<ts>" + _TS + r")\s+(?P<msg>.*)$")
+_WITH_TS = lazy(r"(?:^|detail:|Error: )(?P<code>" + _CODE + r"): (?P<ts>" + _TS + r")\s+(?P<msg>.*)$")
+_LEGACY = lazy(r"^(?P<code>" + _CODE + r")  (?P<msg>\S.*)$")
+_TRACEBACK = lazy(r"^\s*TraceBack \(most recent call last\):\s*$")
+_SOURCE = lazy(r"\[FUNC:(?P<func>[^\]]*)\]\[FILE:(?P<file>[^\]]*)\]\[LINE:(?P<line>\d+)\]\s*\.?\s*$")
 
 _MAX_MESSAGES = 20
 _MAX_TRACEBACK = 50

@@ -20,6 +20,7 @@ from typing import Dict, List, Optional, Tuple
 from ascend_doctor.parsers.npu_smi import parse_npu_smi_error
 
 from ..inputs import int_or_none as num
+from ..lazyre import lazy
 
 # families: acl (aclError / aclnn, 6 digits), cann (E-codes), torch_npu (ERRmmccc),
 # runtime_inner (0x07MMxxxx), ts (short TS retCode), hccl (HcclResult), drv (drvError_t),
@@ -119,18 +120,18 @@ def _phrase_regexes() -> Tuple[Tuple[str, "re.Pattern[str]"], ...]:
 
 
 _PHRASE_RX = _phrase_regexes()
-_BRACKET = re.compile(r"\s*,\s*\[([^\]]+)\]")  # retCode=0x2a, [aicpu exception]
-_DESC = re.compile(r"(?:desc|reason)=\[(?P<reason>[^\]]+)\]")
-_HCCL_CONTEXT = re.compile(r"HCCL|[Hh]ccl|hcom|Hcom")
-_DRV_CONTEXT = re.compile(r"\bDRV\b|\bdrv\b|halMem|halDevice|driver")
+_BRACKET = lazy(r"\s*,\s*\[([^\]]+)\]")  # retCode=0x2a, [aicpu exception]
+_DESC = lazy(r"(?:desc|reason)=\[(?P<reason>[^\]]+)\]")
+_HCCL_CONTEXT = lazy(r"HCCL|[Hh]ccl|hcom|Hcom")
+_DRV_CONTEXT = lazy(r"\bDRV\b|\bdrv\b|halMem|halDevice|driver")
 
 # ------------------------------------------------------------------ fixed spellings
-_CANN = re.compile(r"[EW][0-9A-Z]\d{4}(?![0-9A-Za-z])")  # the character before is checked in Python
-_TORCH = re.compile(r"ERR\d{5}(?!\d)")
-_HCCL_ARROW = re.compile(r"(?:hcclRet|call trace: ret) -> (\d+)")
-_HCCL_ERRNO = re.compile(r"errNo\[(0x[0-9A-Fa-f]+)\]")
-_DRV = re.compile(r"drvRetCode(?:=|: ?)(-?\d+)")
-_GE = re.compile(r"ErrorNo: (?P<v1>\d{6,10})\((?P<r1>[^)]*)\)|ge result = (?P<v2>\d{6,10})")
+_CANN = lazy(r"[EW][0-9A-Z]\d{4}(?![0-9A-Za-z])")  # the character before is checked in Python
+_TORCH = lazy(r"ERR\d{5}(?!\d)")
+_HCCL_ARROW = lazy(r"(?:hcclRet|call trace: ret) -> (\d+)")
+_HCCL_ERRNO = lazy(r"errNo\[(0x[0-9A-Fa-f]+)\]")
+_DRV = lazy(r"drvRetCode(?:=|: ?)(-?\d+)")
+_GE = lazy(r"ErrorNo: (?P<v1>\d{6,10})\((?P<r1>[^)]*)\)|ge result = (?P<v2>\d{6,10})")
 
 
 def find_codes(text: str) -> List[Code]:

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 
-_SHAPE = re.compile(
+from ..lazyre import lazy
+
+_SHAPE = lazy(
     r"(?:^|[\s\]\)>|:])[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b"  # RuntimeError, ImportError: ...
     r"|(?:^|[\s\]\)>|])(?:error|ERROR|Error|FATAL|fatal|CRITICAL)\b\s*[:!\]]"  # error: / ERROR] / fatal:
     r"|\[(?:ERROR|FATAL|CRITICAL|E)\]"
@@ -33,8 +35,8 @@ _SHAPE = re.compile(
     r"|报错|失败|错误|异常|超时|不支持|无法"
     r"|\bHeartbeat lost\b|\bcqe err\b|\bpanic\b|Call Trace:|BUG:|Oops",
 )
-_WARNING = re.compile(r"\bWARN(?:ING)?\b|\[W(?: |\d)|^W\d{4} |\bUserWarning\b|\bFutureWarning\b|\bDeprecationWarning\b")
-_BENIGN = re.compile(r"\b0 (?:failed|errors?)\b|\bno errors?\b|\berrors?=0\b|without (?:any )?errors?", re.I)
+_WARNING = lazy(r"\bWARN(?:ING)?\b|\[W(?: |\d)|^W\d{4} |\bUserWarning\b|\bFutureWarning\b|\bDeprecationWarning\b")
+_BENIGN = lazy(r"\b0 (?:failed|errors?)\b|\bno errors?\b|\berrors?=0\b|without (?:any )?errors?", re.I)
 
 
 WINDOW = 2048  # an error says so near a line's start or end; the middle of a 64 KB line is data

@@ -24,6 +24,7 @@ from re import Match, Pattern
 from typing import Callable, Dict, List, Optional, Tuple
 
 from ..inputs import int_or_none as num
+from ..lazyre import lazy
 
 _CLUSTER = re.compile(
     r"Cluster Exception Location\[IP/ID\]:\[(?P<ip>[^/\]]*)/(?P<id>[^\]]*)\]"
@@ -41,9 +42,9 @@ _NO_ABNORMAL = re.compile(r"No abnormal periods were discovered")
 _AGENTS = re.compile(r"Failed to connect agent\[(?P<ranks>[\d,\s]+)\]")
 _REMOTE = re.compile(r"remote rank:\s?\[(?P<r>[^\]]+)\]")
 _TRANSPORT = re.compile(r"createLink para:\s?rank\[(?P<local>\d+)\].*?(?:remoteRank|dst_rank)\[(?P<remote>\d+)\]")
-_TAG = re.compile(r"tag\[(?P<tag>[^\]]*)\]")
-_GROUP_RANK = re.compile(r"rankSize\[(?P<size>\d+)\],\s*rankId\[(?P<rank>\d+)")
-_OPDATA = re.compile(r"opData information is .*?deviceId\[(?P<dev>\d+)\], index\[(?P<index>\d+)\], count\[(?P<count>\d+)\](?:.*?dataType\[(?P<dtype>\w+)\])?")
+_TAG = lazy(r"tag\[(?P<tag>[^\]]*)\]")
+_GROUP_RANK = lazy(r"rankSize\[(?P<size>\d+)\],\s*rankId\[(?P<rank>\d+)")
+_OPDATA = lazy(r"opData information is .*?deviceId\[(?P<dev>\d+)\], index\[(?P<index>\d+)\], count\[(?P<count>\d+)\](?:.*?dataType\[(?P<dtype>\w+)\])?")
 _LOCAL_RANK = re.compile(r"\[LocalRank Key Info\]userRank\[(?P<rank>\d+)\](?:.*?hostIp\[(?P<ip>[^\]]*)\])?(?:.*?devicePhyId\[(?P<dev>\d+)\])?")
 _INIT_ROOT = re.compile(r"Entry-HcclCommInitRootInfo\w*:\s?ranks\[(?P<n>\d+)\], rank\[(?P<rank>\d+)\](?:.*?identifier\[(?P<group>[^\]]*)\])?(?:.*?deviceLogicId\[(?P<dev>\d+)\])?")
 _TIMEOUT_ENV = re.compile(r"(?P<name>HCCL_EXEC_TIMEOUT|HCCL_CONNECT_TIMEOUT) set by (?:default|\w+)(?: to)? \[(?P<sec>\d+)\]\s?s")

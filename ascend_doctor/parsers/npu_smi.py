@@ -11,18 +11,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
+
 from ..inputs import int_or_none as num
 from ..inputs import to_float
+from ..lazyre import lazy
 
 HEALTH_VALUES = ("OK", "Warning", "Alarm", "Critical", "UNKNOWN")
 
-_HEADER = re.compile(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)")
-_BUS_ID = re.compile(r"^(?:[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]|NA|-)$")
-_PAIR = re.compile(r"(?<!\d)(\d+)\s*/\s*(\d+)")  # the lookbehind keeps a long digit run linear
-_IDLE = re.compile(r"No running processes found in NPU\s+(\d+)")
+_HEADER = lazy(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)")
+_BUS_ID = lazy(r"^(?:[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]|NA|-)$")
+_PAIR = lazy(r"(?<!\d)(\d+)\s*/\s*(\d+)")  # the lookbehind keeps a long digit run linear
+_IDLE = lazy(r"No running processes found in NPU\s+(\d+)")
 _DCMI = re.compile(r"dcmi module initialize failed\.\s*ret is\s*(-?\d+)", re.IGNORECASE)
 _FAILED_EXEC = re.compile(r"Failed to execute npu-smi\s+(.*?)\.\s*ret is\s*(-?\d+)", re.IGNORECASE)
-_CONSOLE_LOG = re.compile(r"DrvMngGetConsoleLogLevel failed\.\s*\(([^)]*)\)")
+_CONSOLE_LOG = lazy(r"DrvMngGetConsoleLogLevel failed\.\s*\(([^)]*)\)")
 _INCOMPLETE = "The driver package may not be completely installed"
 
 

@@ -22,47 +22,48 @@ from ..core.oom import Reading, judge
 from ..core.units import Size, parse_size
 from ..inputs import int_or_none as num
 from ..inputs import size_bytes
+from ..lazyre import lazy
 
 _SIZE = r"[\d.]+ (?:bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB)"
 _UNITS = {"bytes": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
           "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30}
 
 # the head ("NPU out of memory. ") is optional: reports often quote only the part with the numbers
-_NPU = re.compile(
+_NPU = lazy(
     r"(?:NPU out of memory\. )?Tried to allocate (?P<req>" + _SIZE + r") \(NPU (?P<dev>\d+); (?P<total>" + _SIZE + r") total capacity; "
     r"(?P<alloc>" + _SIZE + r") already allocated; (?P<active>" + _SIZE + r") current active; (?P<free>" + _SIZE + r") free; "
     r"(?:(?P<allowed>" + _SIZE + r") allowed; )?(?P<reserved>" + _SIZE + r") reserved in total by PyTorch\)(?P<tail>\.?)"
 )
 # the same text cut short (issue titles, truncated log lines): whatever fields survive
-_NPU_PARTIAL = re.compile(
+_NPU_PARTIAL = lazy(
     r"NPU out of memory\. Tried to allocate (?P<req>" + _SIZE + r") \(NPU (?P<dev>\d+); (?P<total>" + _SIZE + r") total capacity;"
     r"(?: (?P<alloc>" + _SIZE + r") already allocated;)?(?: (?P<active>" + _SIZE + r") current active;)?"
     r"(?: (?P<free>" + _SIZE + r") free;)?"
 )
-_NPU_FRACTION = re.compile(r"NPU out of memory\. Allocation was preemptively rejected because it would exceed per_process_memory_fraction limit\.(?: Requested size: (?P<req>" + _SIZE + r"))?")
-_NPU_HUGE = re.compile(r"NPU out of memory\. Tried to allocate more than 1EB memory")
-_NPU_WORKSPACE = re.compile(
+_NPU_FRACTION = lazy(r"NPU out of memory\. Allocation was preemptively rejected because it would exceed per_process_memory_fraction limit\.(?: Requested size: (?P<req>" + _SIZE + r"))?")
+_NPU_HUGE = lazy(r"NPU out of memory\. Tried to allocate more than 1EB memory")
+_NPU_WORKSPACE = lazy(
     r"NPU out of memory\. NPUWorkspaceAllocator tried to allocate (?P<req>" + _SIZE + r") ?\(NPU (?P<dev>\d+); (?P<total>" + _SIZE + r") total capacity; (?P<free>" + _SIZE + r") free\)"
 )
-_NPU_GE = re.compile(r"NPU out of memory\. device id: (?P<dev>\d+)")
-_HOST_PIN = re.compile(r"Malloc pin memory failed, host out of memory, R[r]?ied to allocate size: ?(?P<req>[\w. ]+)")
-_CUDA_OLD = re.compile(
+_NPU_GE = lazy(r"NPU out of memory\. device id: (?P<dev>\d+)")
+_HOST_PIN = lazy(r"Malloc pin memory failed, host out of memory, R[r]?ied to allocate size: ?(?P<req>[\w. ]+)")
+_CUDA_OLD = lazy(
     r"(?:(?P<flavor>CUDA|HIP) out of memory\. )?Tried to allocate (?P<req>" + _SIZE + r") \(GPU (?P<dev>\d+); (?P<total>" + _SIZE + r") total capacity; "
     r"(?P<alloc>" + _SIZE + r") already allocated; (?P<free>" + _SIZE + r") free; "
     r"(?:(?P<cached>" + _SIZE + r") cached|(?:(?P<allowed>" + _SIZE + r") allowed; )?(?P<reserved>" + _SIZE + r") reserved in total by PyTorch)\)"
 )
-_CUDA_NEW = re.compile(
+_CUDA_NEW = lazy(
     r"(?:(?P<flavor>CUDA|HIP) out of memory\. )?Tried to allocate (?P<req>" + _SIZE + r")\. GPU (?P<dev>\d+) has a total capac(?:i)?ty of (?P<total>" + _SIZE + r") "
     r"of which (?P<free>" + _SIZE + r") is free\.(?P<middle>.*?)Of the allocated memory (?P<alloc>" + _SIZE + r") is allocated by PyTorch, "
     r"(?:with (?P<private>" + _SIZE + r") allocated in private pools \(e\.g\., CUDA Graphs\), )?and (?P<unalloc>" + _SIZE + r") is reserved by PyTorch but unallocated"
 )
-_CUDA_BARE = re.compile(r"(?:CUDA|HIP) out of memory\.")
+_CUDA_BARE = lazy(r"(?:CUDA|HIP) out of memory\.")
 # 2.1+ CUDA text: every process on the GPU ("Process 445260 has 36.53 GiB memory in use."),
 # or only this one ("Including non-PyTorch memory, this process has 74.08 GiB memory in use.")
-_CUDA_PROCESS = re.compile(r"Process (?P<pid>\d+) has (?P<size>" + _SIZE + r") memory in use")
-_CUDA_SELF = re.compile(r"this process has (?P<size>" + _SIZE + r") memory in use")
-_CUDA_ALLOWED = re.compile(r"(?<![\d.])(?P<allowed>" + _SIZE + r") allowed;")  # lookbehind: linear on digit runs
-_EXCEPTION = re.compile(r"(?P<exc>(?:torch\.(?:cuda\.)?)?OutOfMemoryError|RuntimeError):\s*(?:NPU|CUDA|HIP) out of memory")
+_CUDA_PROCESS = lazy(r"Process (?P<pid>\d+) has (?P<size>" + _SIZE + r") memory in use")
+_CUDA_SELF = lazy(r"this process has (?P<size>" + _SIZE + r") memory in use")
+_CUDA_ALLOWED = lazy(r"(?<![\d.])(?P<allowed>" + _SIZE + r") allowed;")  # lookbehind: linear on digit runs
+_EXCEPTION = lazy(r"(?P<exc>(?:torch\.(?:cuda\.)?)?OutOfMemoryError|RuntimeError):\s*(?:NPU|CUDA|HIP) out of memory")
 
 
 def size_to_bytes(text: Optional[str]) -> Optional[int]:

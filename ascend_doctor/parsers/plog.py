@@ -15,11 +15,13 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import List, Optional, Tuple
+
 from ..inputs import int_or_none as num
+from ..lazyre import lazy
 
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "EVENT", "TRACE", "NULL")
 
-_LINE = re.compile(
+_LINE = lazy(
     r"\[(?P<level>DEBUG|INFO|WARNING|ERROR|EVENT|TRACE|NULL|\d+)\]\s?"
     r"(?P<module>[A-Z][A-Z0-9_]*|\d+)\((?P<pid>\d+),(?P<pname>[^),]*)\):"
     r"(?P<ts>\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d{3}\.\d{3})\s?"
@@ -27,21 +29,21 @@ _LINE = re.compile(
     r"(?P<body>.*)$"
 )
 # old HCCL TRACE lines put ``[status:stop] `` before the file field
-_STATUS_FILE = re.compile(r"\s*\[status:\w+\]\s*\[(?P<file>[^\]\s:]+):\s?(?P<line>\d+)\](?P<body>.*)$")
+_STATUS_FILE = lazy(r"\s*\[status:\w+\]\s*\[(?P<file>[^\]\s:]+):\s?(?P<line>\d+)\](?P<body>.*)$")
 
-_TID_FUNC = re.compile(r"\s?(?P<tid>\d+)\s(?P<func>~?[A-Za-z_][\w:~]*):\s?")
-_HCCL_TID = re.compile(r"\s?\[(?P<tid>\d+)\]")
-_HCCL_OLD = re.compile(r"\[hccl-(?P<pid>\d+)-\d+-\d+-(?P<group>[^\]]*)\]\[(?P<rank>\d+)\]")
-_TDT = re.compile(r"\[(?P<func>\w+)\]\[tid:(?P<tid>\d+)\]\s?")
-_PROF = re.compile(r"\s?(?:>>> )?\(tid:(?P<tid>\d+)\)\s?")
-_DRV = re.compile(r"\[ascend\]\[curpid:\s?(?P<pid>\d+),\s?(?P<tid>\d+)\](?:\[drv\])?(?:\[(?P<sub>[\w ]+)\])?(?:\[(?P<func>[\w ]+)\])?")
-_HCCP = re.compile(r"tid:(?P<tid>\d+),(?P<func>\w+)\(\d+\)\s?:\s?")
-_ROCE = re.compile(r"(?P<func>\w+)\(\d+\)\s?:\s?")
-_TAGS = re.compile(r"((?:\[[A-Za-z][\w| ]*\])+)")
+_TID_FUNC = lazy(r"\s?(?P<tid>\d+)\s(?P<func>~?[A-Za-z_][\w:~]*):\s?")
+_HCCL_TID = lazy(r"\s?\[(?P<tid>\d+)\]")
+_HCCL_OLD = lazy(r"\[hccl-(?P<pid>\d+)-\d+-\d+-(?P<group>[^\]]*)\]\[(?P<rank>\d+)\]")
+_TDT = lazy(r"\[(?P<func>\w+)\]\[tid:(?P<tid>\d+)\]\s?")
+_PROF = lazy(r"\s?(?:>>> )?\(tid:(?P<tid>\d+)\)\s?")
+_DRV = lazy(r"\[ascend\]\[curpid:\s?(?P<pid>\d+),\s?(?P<tid>\d+)\](?:\[drv\])?(?:\[(?P<sub>[\w ]+)\])?(?:\[(?P<func>[\w ]+)\])?")
+_HCCP = lazy(r"tid:(?P<tid>\d+),(?P<func>\w+)\(\d+\)\s?:\s?")
+_ROCE = lazy(r"(?P<func>\w+)\(\d+\)\s?:\s?")
+_TAGS = lazy(r"((?:\[[A-Za-z][\w| ]*\])+)")
 
 # plog-<pid>_<YYYYMMDDhhmmssmmm>.log and device-<pid>_<...>.log (RT plog_file_mgr.c)
-_FILE_NAME = re.compile(r"^(?P<kind>plog|device|device-app)-(?P<pid>\d+)_(?P<ts>\d{14,17})\.log(?:\.gz)?$")
-_DEVICE_DIR = re.compile(r"^device-(?P<dev>\d+)$")
+_FILE_NAME = lazy(r"^(?P<kind>plog|device|device-app)-(?P<pid>\d+)_(?P<ts>\d{14,17})\.log(?:\.gz)?$")
+_DEVICE_DIR = lazy(r"^device-(?P<dev>\d+)$")
 
 
 @dataclass

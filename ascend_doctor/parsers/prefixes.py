@@ -12,26 +12,27 @@ is preserved: it marks continuation lines of CANN error blocks.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Optional, Tuple
+
 from ..inputs import int_or_none as num
+from ..lazyre import lazy
 
 # (Worker pid=1) / (VllmWorker TP1 pid=961) / (ActorHybridWorker pid=1341, ip=172.16.6.36)
-_WORKER = re.compile(r"\((?P<name>[^()]{0,80}?)\s*pid=(?P<pid>\d+)(?:,\s*ip=[^)]*)?\)\s?")
-_RANK = re.compile(r"\[rank(?P<rank>\d+)\]:\s?")
+_WORKER = lazy(r"\((?P<name>[^()]{0,80}?)\s*pid=(?P<pid>\d+)(?:,\s*ip=[^)]*)?\)\s?")
+_RANK = lazy(r"\[rank(?P<rank>\d+)\]:\s?")
 # vLLM / lmdeploy logger: ``ERROR 03-25 06:14:02 [multiproc_executor.py:880] `` or ``ERROR 04-18 01:55:45 engine.py:400] ``
-_PYLOG = re.compile(
+_PYLOG = lazy(
     r"(?P<level>ERROR|WARNING|INFO|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w./-]+\.py:\d+\] "
 )
 # c10 / glog: ``[E1212 12:10:10.131512730 compiler_depend.ts:1675] `` or ``[W730 06:16:22.869118032 x.ts:526] ``;
 # c10 before torch 2.2 printed no time: ``[W compiler_depend.ts:51] `` (MinerU #1695), ``[W VariableFallbackKernel.cpp:51] ``
-_GLOG = re.compile(r"\[[EWIF](?:\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?)? [\w./-]+:\d+\] ")
+_GLOG = lazy(r"\[[EWIF](?:\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?)? [\w./-]+:\d+\] ")
 # torch_npu's Python logger: ``[285] [2025-12-12 12:10:10:644] torch.distributed: [ERROR] [479] ``
-_NPU_PYLOG = re.compile(r"\[(?P<pid>\d+)\] \[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[:.]\d+\] (?:[\w.]+: \[(?P<level>[A-Z]+)\] (?:\[\d+\] )?)?")
-_COMPOSE = re.compile(r"[\w.-]+\s+\| ")
+_NPU_PYLOG = lazy(r"\[(?P<pid>\d+)\] \[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[:.]\d+\] (?:[\w.]+: \[(?P<level>[A-Z]+)\] (?:\[\d+\] )?)?")
+_COMPOSE = lazy(r"[\w.-]+\s+\| ")
 # grep -r / grep -rn output in front of a plog line
-_GREP = re.compile(r"(?P<file>[^\s:\[]+\.log)(?::(?P<line>\d+))?:(?=\[(?:DEBUG|INFO|WARNING|ERROR|EVENT|TRACE)\])")
+_GREP = lazy(r"(?P<file>[^\s:\[]+\.log)(?::(?P<line>\d+))?:(?=\[(?:DEBUG|INFO|WARNING|ERROR|EVENT|TRACE)\])")
 
 _MAX_DEPTH = 5
 

@@ -22,10 +22,11 @@ Formats from torch_npu (https://github.com/Ascend/pytorch/blob/9e73e708ab9350d20
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Optional
+
 from ..inputs import int_or_none as num
+from ..lazyre import lazy
 
 # the banner's submodule name when a line lacks it; what each ERR code means is the KB's
 # table (kb/data/codes/torch_npu_err.yaml), not the parser's business
@@ -33,31 +34,31 @@ SUBMODULES = {"00": "PTA", "01": "OPS", "02": "DIST", "03": "GRAPH", "04": "PROF
 DEVICE_FAULTS = ("UCE ERROR", "HBM MULTI BIT ECC ERROR", "FORCE STOP", "SUSPECT MEM ERROR", "HCCS LINK ERROR",
                  "UB LINK ERROR", "HCCL OP RETRY FAILED", "SUSPECT REMOTE ERROR")
 
-_BANNER = re.compile(
+_BANNER = lazy(
     r"\[ERROR\] (?P<ts>\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d) \(PID:(?P<pid>\d+), Device:(?P<dev>-?\d+), RankID:(?P<rank>-?\d+)\) "
     r"(?P<err>ERR(?P<mm>\d\d)(?P<ccc>\d{3}))(?: (?P<sub>[A-Z]+))?(?: (?P<text>.*))?$"
 )
 # (?<!...) before a repeated class: a search then starts only at the beginning of a run, so a
 # long run of word characters costs linear time instead of quadratic
-_CALL = re.compile(
+_CALL = lazy(
     r"(?:(?<![\w:~<>()])(?P<where>[\w:~<>()]+:[^\s:]+:\d+) )?(?P<kind>NPU|HCCL|OPS) function error: (?P<call>.*?), error code is (?P<code>-?\d+)"
 )
-_OLD_CALL = re.compile(r"(?:(?<![\w:~<>()])(?P<where>[\w:~<>()]+:[^\s:]+:\d+) )?NPU (?P<kind>error|warning), error code is (?P<code>\d+)")
-_HINT = re.compile(r"^\[Error\]: ?(?P<text>.*)$")
-_ACLNN = re.compile(r"call (?P<api>aclnn\w+) failed")
-_INNER = re.compile(r"The Inner error is reported as above")
-_OPERATOR = re.compile(r"the current working operator name is (?P<op>\w+)")
-_WATCHDOG = re.compile(
+_OLD_CALL = lazy(r"(?:(?<![\w:~<>()])(?P<where>[\w:~<>()]+:[^\s:]+:\d+) )?NPU (?P<kind>error|warning), error code is (?P<code>\d+)")
+_HINT = lazy(r"^\[Error\]: ?(?P<text>.*)$")
+_ACLNN = lazy(r"call (?P<api>aclnn\w+) failed")
+_INNER = lazy(r"The Inner error is reported as above")
+_OPERATOR = lazy(r"the current working operator name is (?P<op>\w+)")
+_WATCHDOG = lazy(
     r"\[Rank (?P<rank>\d+)\] Watchdog caught collective operation timeout: WorkHCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)"
     r"(?:.*?Timeout\(ms\)=(?P<timeout>\d+))?"
 )
-_WATCHDOG_DEAD = re.compile(r"\[Rank (?P<rank>\d+)\] HCCL watchdog thread terminated with exception")
+_WATCHDOG_DEAD = lazy(r"\[Rank (?P<rank>\d+)\] HCCL watchdog thread terminated with exception")
 # the warning can be cut anywhere after "on the NPU" when a terminal wrapped it (MinerU #1941)
-_FALLBACK = re.compile(r"CAUTION: The operator '(?P<op>[^']+)' is not currently supported on the NPU")
-_FALLBACK_TAIL = re.compile(r"on the NPU backend\.\s*$")  # the sparse variant: an error, nothing runs on the CPU
-_NO_KERNEL = re.compile(r"Could not run '(?P<op>[^']+)' with arguments from the '(?P<backend>\w+)' backend")
+_FALLBACK = lazy(r"CAUTION: The operator '(?P<op>[^']+)' is not currently supported on the NPU")
+_FALLBACK_TAIL = lazy(r"on the NPU backend\.\s*$")  # the sparse variant: an error, nothing runs on the CPU
+_NO_KERNEL = lazy(r"Could not run '(?P<op>[^']+)' with arguments from the '(?P<backend>\w+)' backend")
 _CACHE_FLUSH = "Get a block from the existing pool failed"
-_DEVICE_FAULT = re.compile(r"(?:^|RuntimeError: |: )(?P<fault>" + "|".join(DEVICE_FAULTS) + r")\b")
+_DEVICE_FAULT = lazy(r"(?:^|RuntimeError: |: )(?P<fault>" + "|".join(DEVICE_FAULTS) + r")\b")
 
 
 @dataclass

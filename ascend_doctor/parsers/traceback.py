@@ -9,14 +9,15 @@ and the last many are kept) so a deep recursion costs constant memory.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import List, Optional
-from ..inputs import int_or_none as num
 
-_START = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
-_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?$')
-_EXC = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|error|Failure)\w*|[A-Za-z_][\w.]*\.\w+Error)(?::\s?(?P<msg>.*))?$")
+from ..inputs import int_or_none as num
+from ..lazyre import lazy
+
+_START = lazy(r"^\s*Traceback \(most recent call last\):\s*$")
+_FRAME = lazy(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?$')
+_EXC = lazy(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|error|Failure)\w*|[A-Za-z_][\w.]*\.\w+Error)(?::\s?(?P<msg>.*))?$")
 _KEEP_HEAD = 3
 _KEEP_TAIL = 12
 

@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
+from ..lazyre import lazy
+
 
 class ParseError(ValueError):
     """The text is not the file it should be; the message is one line."""
@@ -39,7 +41,7 @@ def parse_key_values(text: str) -> Dict[str, str]:
     return out
 
 
-_BRACKET = re.compile(r"\[([^\]]*)\]")
+_BRACKET = lazy(r"\[([^\]]*)\]")
 
 
 def parse_bracket_list(value: str) -> List[List[str]]:
@@ -47,7 +49,7 @@ def parse_bracket_list(value: str) -> List[List[str]]:
     return [[p.strip() for p in m.group(1).split(",")] for m in _BRACKET.finditer(value or "")]
 
 
-_INNER = re.compile(r"^(V\d+R\d+C\d+)", re.IGNORECASE)
+_INNER = lazy(r"^(V\d+R\d+C\d+)", re.IGNORECASE)
 
 
 def inner_family(inner_version: Optional[str]) -> Optional[str]:
@@ -96,7 +98,7 @@ class ToolkitInstallInfo:
         return inner_family(self.inner_version)
 
 
-_VERSION_TEXT = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.\-_+]{0,63}$")
+_VERSION_TEXT = lazy(r"^[0-9A-Za-z][0-9A-Za-z.\-_+]{0,63}$")
 
 
 def _require_version(fields: Dict[str, str], key: str, what: str, text: str) -> str:

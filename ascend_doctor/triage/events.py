@@ -17,10 +17,10 @@ console line reader.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import BinaryIO, Callable, Dict, Iterator, List, Optional, Tuple
 
+from ..lazyre import lazy
 from ..parsers.cann_error import CannBlock, CannBlockParser
 from ..parsers.codes import Code, find_codes
 from ..parsers.error_shapes import looks_like_error
@@ -47,8 +47,8 @@ CONSOLE_NEEDLES = (b"CAUTION: The operator",)
 EVENT_NEEDLES = (b"[EVENT]",)
 _MERGE_GAP = 3  # console records this many lines apart or closer belong together
 _MAX_EVIDENCE = 12
-_DEVICE = re.compile(r"(?:device_id=|deviceId[=\[]|device is |devid=|Device:|device id: |NPU )(\d+)")
-_DIGITS = re.compile(r"0x[0-9a-fA-F]+|\d+")
+_DEVICE = lazy(r"(?:device_id=|deviceId[=\[]|device is |devid=|Device:|device id: |NPU )(\d+)")
+_DIGITS = lazy(r"0x[0-9a-fA-F]+|\d+")
 
 
 @dataclass

@@ -17,12 +17,12 @@ up once.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
 from .. import kb as kb_module
 from ..kb.codes import kb_key
+from ..lazyre import lazy
 from ..model import CATEGORIES
 from ..parsers.oom_text import classify as classify_oom
 from .events import Event
@@ -35,7 +35,7 @@ ROLE_ORDER = {"root": 0, "symptom": 1, "wrapper": 2, "advisory": 3, "context": 4
 _SPECIFIC_SCORE = 9.5
 _CLOSE = 1.5
 _MATCH_WINDOW = 8192
-_NAMES_PEER = re.compile(r"Cluster Exception Location|crimer rank")  # a runner-up of another category this close to the best makes the answer uncertain
+_NAMES_PEER = lazy(r"Cluster Exception Location|crimer rank")  # a runner-up of another category this close to the best makes the answer uncertain
 
 
 @dataclass(frozen=True)
@@ -170,7 +170,7 @@ def _confidence(best: Any, failures: List[Any]) -> Tuple[str, Optional[Dict[str,
     return confidence, runner
 
 
-_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+_PLACEHOLDER = lazy(r"\{(\w+)\}")
 
 
 def _fill(template: str, values: Dict[str, str]) -> str:
