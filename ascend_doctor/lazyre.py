@@ -5,7 +5,8 @@ imports the triage parsers for its log check but reads logs only when there are 
 one-line paste meets two or three line kinds. ``lazy(pattern)`` stands for ``re.compile``
 at module level; the pattern is compiled when one of its methods is first called, and the
 compiled pattern's bound methods then replace the stand-ins on the object, so every later
-call costs what a call on the compiled pattern costs.
+call costs what a call on the compiled pattern costs (no ``__getattr__``: defining one would
+put every attribute lookup on CPython's slower generic path).
 """
 from __future__ import annotations
 

@@ -113,7 +113,7 @@ def sniff_plog(sample: bytes) -> bool:
     return hits * 2 >= len(lines)
 
 
-Claim = Callable[[str], bool]
+Claim = Callable[..., bool]  # Knowledge.mentions(text, matched=False)
 
 
 def extract(source: Source, stream: BinaryIO, counter: Counter, plog_mode: bool, claim: Optional[Claim] = None) -> Iterator[Event]:
@@ -139,7 +139,7 @@ def plog_event(source: Source, lineno: int, text: str, rec: PlogLine, claim: Opt
                      ts=rec.ts, pid=pid, level=rec.level, end_line=lineno)
     hrec = parse_hccl_line(rec.body) if rec.module in ("HCCL", "HCCP") or "rank" in rec.body else None
     # of the device's event stream (EVENT level) only what the knowledge base knows is a failure record
-    known_event = rec.level == "EVENT" and claim is not None and claim(rec.body)
+    known_event = rec.level == "EVENT" and claim is not None and claim(rec.body, matched=True)
     if rec.level != "ERROR" and hrec is None and not known_event:
         return None
     # device logs carry the host process's pid in their file name; the line's pid is the device side's
@@ -174,7 +174,11 @@ def _plog_events(source: Source, lines: Iterator[Tuple[int, bytes]], claim: Opti
         text = decode_line(raw)
         rec = parse_plog_line(text)
         if rec is None:
-            if capture:  # a torch_npu banner or warning between the plog lines of a console capture
+            if text.startswith("[EVENT]"):  # an event line in a device module's own layout (IMP, ...)
+                ev = _generic_event(source, lineno, text, None, None, None, claim)
+                if ev is not None:
+                    yield _finish(ev)
+            elif capture:  # a torch_npu banner or warning between the plog lines of a console capture
                 inner, prefix = strip_prefixes(text)
                 ev = _line_event(source, lineno, inner, prefix.pid, prefix.rank, prefix.worker, claim)
                 if ev is not None:
@@ -329,7 +333,10 @@ def _generic_event(source: Source, lineno: int, text: str, ppid: Optional[int], 
     stripped = text.strip()
     if not stripped or stripped.startswith(("File \"", "Traceback (most recent call last)")):
         return None  # traceback frames belong to the traceback parser
-    if not (looks_like_error(stripped) or (claim is not None and claim(stripped))):
+    if stripped.startswith("[EVENT]"):  # the device's event stream: only what the KB explains
+        if claim is None or not claim(stripped, matched=True):
+            return None
+    elif not (looks_like_error(stripped) or (claim is not None and claim(stripped))):
         return None
     ev = Event(kind="console", text=stripped, file=source.display, line=lineno, end_line=lineno, origin=source.origin,
                worker_pid=ppid, rank=prank, worker=worker, codes=find_codes(stripped))

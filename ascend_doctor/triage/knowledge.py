@@ -106,9 +106,11 @@ class Knowledge:
                 hit = Verdict(**{**hit.__dict__, "category": cat})
         return hit
 
-    def mentions(self, text: str) -> bool:
-        """Whether a line names a code or literal of some KB entry (so it is worth an event)."""
-        return bool(self.kb.mentions(text))
+    def mentions(self, text: str, matched: bool = False) -> bool:
+        """Whether a line names a code or literal of some KB entry (so it is worth an event);
+        ``matched``: whether some entry's rule matches it in full (the device's event stream
+        is mostly routine, so there only what the KB explains counts)."""
+        return bool(self.kb.match(text)) if matched else bool(self.kb.mentions(text))
 
     def _resolve(self, ev: Event) -> Verdict:
         failures, context = self._matches(ev)

@@ -66,6 +66,9 @@ LINES = [
     # GE status words have no KB table: triage keeps them, the KB has nothing to look up
     ("[ERROR] GE(946748,main):2025-05-19-15:59:07.739.753 [host_cpu_engine.cc:288]947062 LoadLib: ErrorNo: 1343225860(Internal errors) [INIT][DEFAULT][Invoke][DlOpen] failed.",
      "https://github.com/Ascend/samples/issues/21", [("ge_status", "1343225860")], []),
+    # an aclError after "err=" (a kernel library's own wrapper message)
+    ("RuntimeError: 950 backend (v4): aclrtSynchronizeStream failed after launch_fwd, err=507015",
+     "https://github.com/MinghuasLab/flash-attention-npu/issues/249", [("acl", "507015")], ["ACL_ERROR_RT_AICORE_EXCEPTION"]),
     # numbers that are not codes: AICPU's own errcode, a tdt result, a bare ret=4 on a line
     # that is neither HCCL's nor the driver's, a glog prefix
     ("[ERROR] RUNTIME(216,):2026-07-24-02:51:31.964.908 [device_error_proc.cc:1644]273 ProcessStarsAicpuErrorInfo:The error from device(chipId:0, dieId:0), serial number is 6, an exception occurred during AICPU execution, stream_id:5, task_id:40187, errcode:1, msg:execute kernel param invalid.",
