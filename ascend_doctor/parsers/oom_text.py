@@ -58,6 +58,16 @@ _CUDA_NEW = lazy(
     r"(?:with (?P<private>" + _SIZE + r") allocated in private pools \(e\.g\., CUDA Graphs\), )?and (?P<unalloc>" + _SIZE + r") is reserved by PyTorch but unallocated"
 )
 _CUDA_BARE = lazy(r"(?:CUDA|HIP) out of memory\.")
+# the caching allocator's message retyped or re-wrapped by hand (a doc's "Tried to allocated",
+# "current activate", a line break inside the parentheses): each field read on its own
+_LOOSE_FIELDS = {
+    "req": lazy(r"Tried to allocated? (?P<v>" + _SIZE + r")"),
+    "dev": lazy(r"\((?P<flavor>NPU|GPU) (?P<v>\d+);"),
+    "total": lazy(r"(?P<v>" + _SIZE + r") total capacity"),
+    "alloc": lazy(r"(?P<v>" + _SIZE + r") already allocated"),
+    "free": lazy(r"(?P<v>" + _SIZE + r") free\b"),
+    "reserved": lazy(r"(?P<v>" + _SIZE + r") reserved in total by PyTorch"),
+}
 # 2.1+ CUDA text: every process on the GPU ("Process 445260 has 36.53 GiB memory in use."),
 # or only this one ("Including non-PyTorch memory, this process has 74.08 GiB memory in use.")
 _CUDA_PROCESS = lazy(r"Process (?P<pid>\d+) has (?P<size>" + _SIZE + r") memory in use")
@@ -79,7 +89,7 @@ def size_to_bytes(text: Optional[str]) -> Optional[int]:
 @dataclass
 class OomRecord:
     kind: str  # npu | npu_fraction | npu_huge | npu_workspace | npu_ge | host_pinned | cuda
-    template: str  # npu_pre26 | npu_26 | npu_partial | cuda_cached | cuda_reserved | cuda_2x | other
+    template: str  # npu_pre26 | npu_26 | npu_partial | cuda_cached | cuda_reserved | cuda_2x | loose | other
     text: str
     device: Optional[int] = None
     requested: Optional[int] = None  # bytes
@@ -186,11 +196,32 @@ def parse_oom(text: str) -> Optional[OomRecord]:
                          total=size_to_bytes(m.group("total")), allocated=size_to_bytes(m.group("alloc")),
                          free=size_to_bytes(m.group("free")), allowed=size_to_bytes(m.group("allowed")),
                          reserved=size_to_bytes(m.group("reserved") or cached), exception=exc, raw=raw)
+    loose = _parse_loose(text, exc)
+    if loose is not None:
+        return loose
     if "NPU out of memory" in text:
         return OomRecord(kind="npu", template="other", text=text.strip(), exception=exc)
     if _CUDA_BARE.search(text):
         return OomRecord(kind="cuda", template="other", text=text.strip(), exception=exc)
     return None
+
+
+def _parse_loose(text: str, exc: Optional[str]) -> Optional[OomRecord]:
+    """The fields of a hand-edited message, when it still names the request, the device and reserved."""
+    found = {k: pat.search(text) for k, pat in _LOOSE_FIELDS.items()}
+    if found["req"] is None or found["dev"] is None or found["reserved"] is None:
+        return None
+    raw = {k: m.group("v") for k, m in found.items() if m is not None and k != "dev"}
+    kind = "npu" if found["dev"].group("flavor") == "NPU" else "cuda"
+    return OomRecord(kind=kind, template="loose", text=text.strip(), device=num(found["dev"].group("v")),
+                     requested=size_to_bytes(raw.get("req")), total=size_to_bytes(raw.get("total")),
+                     allocated=size_to_bytes(raw.get("alloc")), free=size_to_bytes(raw.get("free")),
+                     reserved=size_to_bytes(raw.get("reserved")), exception=exc, raw=raw)
+
+
+def wants_more(rec: Optional[OomRecord]) -> bool:
+    """A caching-allocator message cut before its last field: a wrapped paste continues on the next lines."""
+    return rec is not None and rec.kind in ("npu", "cuda") and rec.reserved is None and "Tried to allocate" in rec.text
 
 
 def reading(rec: OomRecord) -> Reading:

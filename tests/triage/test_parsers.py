@@ -251,3 +251,17 @@ def test_deep_traceback_keeps_bounded_frames():
     frames = "".join(f'  File "/x/mod{i}.py", line {i}, in f{i}\n    call()\n' for i in range(5000))
     (tb,) = parse_tracebacks("Traceback (most recent call last):\n" + frames + "RecursionError: maximum recursion depth exceeded\n")
     assert tb.frame_count == 5000 and len(tb.frames) <= 15 and tb.last_frame.func == "f4999"
+
+
+def test_allocator_message_retyped_by_hand_is_read_field_by_field():
+    # MindSpeed's feature page quotes the message retyped ("allocated", "activate"), see test_real_pastes
+    from ascend_doctor.parsers.oom_text import parse_oom, wants_more
+
+    rec = parse_oom("Tried to allocated 3384.00 MiB (NPU 2; 61.22 GiB total capacity; 53.87 GiB already allocated; "
+                    "53.87 GiB current activate; 1.59 GiB free; 56.60 GiB reserved in total by PyTorch)")
+    assert rec is not None and rec.template == "loose" and rec.device == 2
+    assert rec.requested == 3384 << 20 and rec.free is not None and rec.reserved is not None
+    assert not wants_more(rec)
+    cut = parse_oom("NPU out of memory. Tried to allocate 72.00 MiB (NPU 0; 61.27 GiB total capacity;")
+    assert cut is not None and wants_more(cut)
+    assert parse_oom("Tried to allocate 2 things (NPU 0; free)") is None

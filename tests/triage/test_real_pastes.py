@@ -36,3 +36,34 @@ def test_paste_from_stdin():
     rc = run_triage(["-"], fmt="json", out=out, err=io.StringIO(), stdin=io.BytesIO(raw))
     data = json.loads(out.getvalue())
     assert rc == 1 and data["incidents"][0]["evidence"][0]["file"] == "<stdin>"
+
+
+def _first(text: str) -> dict:
+    out = io.StringIO()
+    run_triage(["-"], fmt="json", out=out, err=io.StringIO(), stdin=io.BytesIO(text.encode("utf-8")))
+    return json.loads(out.getvalue())["incidents"][0]
+
+
+# sglang#29838 as a narrow terminal shows it: the message breaks inside "reserved in / total by PyTorch"
+SGLANG_29838 = ("torch.OutOfMemoryError: NPU out of memory. Tried to allocate 72.00 MiB (NPU 0; 61.27 GiB total capacity;\n"
+                "  56.05 GiB already allocated; 56.05 GiB current active; 5.04 MiB free; 58.39 GiB reserved in\n"
+                "total by PyTorch).If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.\n")
+# MindSpeed's memory-fragmentation feature page, retyped by hand and wrapped ("Tried to allocated",
+# "current activate"): https://github.com/Ascend/MindSpeed/blob/ac8e0a7158d4fe37a20fa54c5b37a56b5f392b4c/docs/features/memory-fragmentation.md
+MINDSPEED_DOC = ("Tried to allocated 3384.00 MiB (NPU 2; 61.22 GiB total capacity; 53.87 GiB already allocated; 53.87 GiB current\n"
+                 "activate; 1.59 GiB free;\n"
+                 "56.60 GiB reserved in total by PyTorch)\n")
+
+
+@pytest.mark.parametrize("text", [SGLANG_29838, MINDSPEED_DOC], ids=["sglang-29838", "mindspeed-doc"])
+def test_allocator_message_wrapped_over_lines_is_read_whole(text):
+    first = _first(text)
+    assert first["category"] == "oom_fragmentation", first
+    assert first["evidence"][0]["line"] == 1
+
+
+def test_wrapped_message_cut_for_good_stays_one_incident():
+    # the numbers never finish: no joined reading, the head still says out of memory
+    first = _first("torch.OutOfMemoryError: NPU out of memory. Tried to allocate 72.00 MiB (NPU 0; 61.27 GiB total capacity;\n"
+                   "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n")
+    assert first["category"] == "oom_capacity", first
