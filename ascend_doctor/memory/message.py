@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, List, Optional, Tuple
 
 from ..inputs import int_or_none as num
-from ..parsers.oom_text import OomRecord, parse_oom
+from ..parsers.oom_text import OomRecord, WrappedOom, continues, parse_oom
 from ..parsers.plog import parse_plog_line
 from ..parsers.prefixes import strip_prefixes
 from ..triage.events import sniff_plog
@@ -52,7 +52,7 @@ _DRIVER_OOM = (
     ("hccl_buffer", re.compile(r"Failed to allocate resource\[DeviceMemory\] with info \[size:(?P<size>\d+)\]")),
 )
 _MAX_TEXT_LINE = 64 << 10
-_COMPLETE = ("npu_pre26", "npu_26", "cuda_cached", "cuda_reserved", "cuda_2x")
+_COMPLETE = ("npu_pre26", "npu_26", "cuda_cached", "cuda_reserved", "cuda_2x", "loose")
 
 
 @dataclass(frozen=True)
@@ -186,6 +186,14 @@ def scan_text(text: str, name: str = "<text>") -> LogFacts:
     return facts
 
 
+def _joined(facts: LogFacts, name: str, wrapped: WrappedOom, rec: OomRecord) -> None:
+    """A message read whole over several lines replaces what its first line gave alone."""
+    first = [h for h in facts.ooms if h.where.line == wrapped.start and h.where.file == name]
+    facts.ooms = [h for h in facts.ooms if h not in first]
+    pid = first[0].pid if first else _pid_of(wrapped.text, wrapped.text, None)
+    facts.ooms.append(OomHit(rec, Where(name, wrapped.start, wrapped.text[:2000]), pid))
+
+
 class _Chained:
     """A stream whose first bytes were already read (to tell text from binary)."""
 
@@ -225,8 +233,15 @@ def scan_paths(paths: Iterable[str], stdin: Optional[BinaryIO] = None) -> LogFac
             needles = _CAPTURE_NEEDLES
         else:
             needles = _NEEDLES
-        for lineno, raw in scan_candidates(_Chained(head, fh), counter, needles):  # type: ignore[arg-type]
-            _scan_line(part, display, lineno, decode_line(raw))
+        wrapped = WrappedOom()
+        for lineno, raw in scan_candidates(_Chained(head, fh), counter, needles, more=continues):  # type: ignore[arg-type]
+            text = decode_line(raw)
+            whole = wrapped.feed(text)
+            if whole is not None:
+                _joined(part, display, wrapped, whole)
+                continue
+            _scan_line(part, display, lineno, text)
+            wrapped.begin(lineno, strip_prefixes(text)[0])
         part.files = [display]
         part.lines = counter.lines
         facts.merge(part)

@@ -219,9 +219,42 @@ def _parse_loose(text: str, exc: Optional[str]) -> Optional[OomRecord]:
                      reserved=size_to_bytes(raw.get("reserved")), exception=exc, raw=raw)
 
 
-def wants_more(rec: Optional[OomRecord]) -> bool:
-    """A caching-allocator message cut before its last field: a wrapped paste continues on the next lines."""
-    return rec is not None and rec.kind in ("npu", "cuda") and rec.reserved is None and "Tried to allocate" in rec.text
+def continues(line: bytes) -> bool:
+    """Whether a raw line may be an allocator message that goes on over the next lines
+    (cheap and loose: ``WrappedOom.begin`` decides)."""
+    return b"Tried to allocate" in line and b"reserved" not in line
+
+
+class WrappedOom:
+    """An allocator message broken over a few lines (a narrow terminal, a hand-wrapped paste):
+    the lines after a cut "Tried to allocate ..." are joined until the message is whole."""
+
+    LINES = 3
+
+    def __init__(self) -> None:
+        self.start = 0  # the line the message begins on
+        self.text = ""
+        self.left = 0
+
+    def begin(self, lineno: int, text: str) -> None:
+        """Start joining after ``text`` if it is a message cut before its end."""
+        if "Tried to allocate" not in text:
+            return
+        rec = parse_oom(text)
+        if rec is None or rec.reserved is None:
+            self.start, self.text, self.left = lineno, text.strip(), self.LINES
+
+    def feed(self, text: str) -> Optional[OomRecord]:
+        """Join one more line; the record once the message is whole."""
+        if not self.left:
+            return None
+        self.left -= 1
+        self.text += " " + text.strip()
+        rec = parse_oom(self.text)
+        if rec is None or rec.reserved is None:
+            return None
+        self.left = 0
+        return rec
 
 
 def reading(rec: OomRecord) -> Reading:

@@ -25,7 +25,7 @@ from ..parsers.cann_error import CannBlock, CannBlockParser
 from ..parsers.codes import Code, find_codes
 from ..parsers.error_shapes import looks_like_error
 from ..parsers.hccl import HcclRecord, parse_hccl_line
-from ..parsers.oom_text import OomRecord, parse_oom, wants_more
+from ..parsers.oom_text import OomRecord, WrappedOom, parse_oom
 from ..parsers.plog import PlogLine, parse_plog_line, ts_to_epoch
 from ..parsers.prefixes import strip_prefixes
 from ..parsers.torch_npu_error import TorchNpuRecord, parse_torch_npu_line
@@ -250,52 +250,25 @@ def _merge(into: Event, ev: Event) -> None:
     into.evidence.sort()
 
 
-class _WrappedOom:
-    """An allocator message broken over a few lines (a narrow terminal, a hand-wrapped paste):
-    the lines after a cut "Tried to allocate ..." are joined until the message is whole."""
-
-    LINES = 3
-
-    def __init__(self) -> None:
-        self.start = 0
-        self.text = ""
-        self.left = 0
-
-    def begin(self, lineno: int, text: str) -> None:
-        if "Tried to allocate" in text and (parse_oom(text) is None or wants_more(parse_oom(text))):
-            self.start, self.text, self.left = lineno, text.strip(), self.LINES
-
-    def feed(self, text: str) -> Optional[OomRecord]:
-        """Join one more line; the record once the message is whole."""
-        if not self.left:
-            return None
-        self.left -= 1
-        self.text += " " + text.strip()
-        rec = parse_oom(self.text)
-        if rec is None or rec.reserved is None:
-            return None
-        self.left = 0
-        return rec
-
-    def attach(self, rec: OomRecord, lineno: int, text: str, asm: "_Assembler") -> bool:
-        """Give the whole message to the event that holds its first line; False if none does."""
-        ev = asm.current
-        if ev is None or not ev.line <= self.start <= ev.end_line:
-            return False
-        ev.oom = rec
-        if rec.device is not None and ev.device is None:
-            ev.device = rec.device
-        ev.end_line = max(ev.end_line, lineno)
-        if len(ev.evidence) < _MAX_EVIDENCE:
-            ev.evidence.append((lineno, text.strip()))
-        return True
+def _attach(wrapped: WrappedOom, rec: OomRecord, lineno: int, text: str, asm: "_Assembler") -> bool:
+    """Give a message joined over lines to the event that holds its first line; False if none does."""
+    ev = asm.current
+    if ev is None or not ev.line <= wrapped.start <= ev.end_line:
+        return False
+    ev.oom = rec
+    if rec.device is not None and ev.device is None:
+        ev.device = rec.device
+    ev.end_line = max(ev.end_line, lineno)
+    if len(ev.evidence) < _MAX_EVIDENCE:
+        ev.evidence.append((lineno, text.strip()))
+    return True
 
 
 def _console_events(source: Source, lines: Iterator[Tuple[int, bytes]], claim: Optional[Claim] = None) -> Iterator[Event]:
     cann = CannBlockParser()
     tbs = TracebackParser()
     asm = _Assembler(source)
-    wrapped = _WrappedOom()
+    wrapped = WrappedOom()
     ctx: Dict[int, Tuple[Optional[int], Optional[int], Optional[str]]] = {}  # lineno -> prefix pid/rank/worker
     for lineno, raw in lines:
         raw_text = decode_line(raw)
@@ -315,7 +288,7 @@ def _console_events(source: Source, lines: Iterator[Tuple[int, bytes]], claim: O
                 if ev is not None:
                     records.append(ev)
             whole = wrapped.feed(text)
-            if whole is not None and wrapped.attach(whole, lineno, text, asm):
+            if whole is not None and _attach(wrapped, whole, lineno, text, asm):
                 continue
             if whole is not None:  # its first line was no event by itself (a retyped head): the joined text is
                 ev = _line_event(source, wrapped.start, wrapped.text, prefix.pid, prefix.rank, prefix.worker, claim)

@@ -9,10 +9,11 @@ by one: that is what lets triage keep up with ``grep`` on gigabytes of INFO nois
 """
 from __future__ import annotations
 
-from typing import BinaryIO, Iterator, List, Sequence, Tuple
+from typing import BinaryIO, Callable, Iterator, List, Optional, Sequence, Tuple
 
 CHUNK = 4 << 20
 MAX_LINE = 64 << 10  # bytes of one line that are parsed; the rest is dropped
+FOLLOW = 3  # lines handed out after a candidate that goes on (scan_candidates' ``more``)
 
 
 class Counter:
@@ -109,8 +110,11 @@ def iter_lines(fh: BinaryIO, counter: Counter, max_line: int = MAX_LINE) -> Iter
             yield first + i, line
 
 
-def scan_candidates(fh: BinaryIO, counter: Counter, needles: Sequence[bytes], max_line: int = MAX_LINE) -> Iterator[Tuple[int, bytes]]:
-    """Only the lines holding one of ``needles``, numbered, in file order."""
+def scan_candidates(fh: BinaryIO, counter: Counter, needles: Sequence[bytes], max_line: int = MAX_LINE,
+                    more: Optional[Callable[[bytes], bool]] = None) -> Iterator[Tuple[int, bytes]]:
+    """Only the lines holding one of ``needles``, numbered, in file order; after a line for
+    which ``more`` is true, also the next ``FOLLOW`` lines of the same block (a message that
+    goes on over a few lines)."""
     for buf, bstart, bend, first in blocks(fh, counter, max_line=max_line):
         starts: List[int] = []
         for needle in needles:
@@ -126,7 +130,10 @@ def scan_candidates(fh: BinaryIO, counter: Counter, needles: Sequence[bytes], ma
             starts = sorted(set(starts))
         lineno = first
         prev = bstart
+        resume = bstart
         for start in starts:
+            if start < resume:
+                continue  # handed out already, as a line that followed
             lineno += buf.count(b"\n", prev, start)
             prev = start
             end = buf.find(b"\n", start, bend)
@@ -135,6 +142,17 @@ def scan_candidates(fh: BinaryIO, counter: Counter, needles: Sequence[bytes], ma
                 counter.truncated += 1
                 line = line[:max_line]
             yield lineno, line
+            if more is not None and more(line):
+                nxt = end + 1
+                for _ in range(FOLLOW):
+                    stop = buf.find(b"\n", nxt, bend)
+                    if stop < 0:
+                        break
+                    lineno += 1
+                    prev = nxt
+                    yield lineno, buf[nxt:min(stop, nxt + max_line)]
+                    nxt = stop + 1
+                resume = nxt
 
 
 def count_lines(block: bytes) -> int:

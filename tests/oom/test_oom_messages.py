@@ -79,6 +79,21 @@ def test_message_wrapped_over_lines_is_joined():
     assert analyze(Inputs(log=facts)).verdict == "oom_fragmentation"
 
 
+def test_wrapped_message_in_a_file_is_joined_like_a_paste(tmp_path):
+    # sglang#29838 as a narrow terminal shows it, saved to a file between other log lines: the
+    # file is read by candidate lines only, so the lines after a cut message are handed out too
+    log = tmp_path / "serve.log"
+    log.write_text("INFO starting\n" * 5
+                   + "[2025-06-01 10:00:00 TP0] torch.OutOfMemoryError: NPU out of memory. Tried to allocate 72.00 MiB (NPU 0; 61.27 GiB total capacity;\n"
+                   "  56.05 GiB already allocated; 56.05 GiB current active; 5.04 MiB free; 58.39 GiB reserved in\n"
+                   "total by PyTorch).If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.\n"
+                   + "INFO shutting down\n", encoding="utf-8")
+    facts = scan_paths([str(log)])
+    assert len(facts.ooms) == 1 and facts.ooms[0].where.line == 6
+    assert facts.ooms[0].record.reserved is not None and facts.lines == 9
+    assert analyze(Inputs(log=facts)).verdict == "oom_fragmentation"
+
+
 def test_settings_dropped_or_rejected_are_evidence():
     text = ("[W compiler_depend.ts:623] Warning: expandable_segments setting failure, now change to `False`.\n"
             "RuntimeError: NPU out of memory. Tried to allocate 5.03 GiB (NPU 3; 60.96 GiB total capacity; 49.47 GiB "

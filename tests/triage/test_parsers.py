@@ -255,13 +255,18 @@ def test_deep_traceback_keeps_bounded_frames():
 
 def test_allocator_message_retyped_by_hand_is_read_field_by_field():
     # MindSpeed's feature page quotes the message retyped ("allocated", "activate"), see test_real_pastes
-    from ascend_doctor.parsers.oom_text import parse_oom, wants_more
+    from ascend_doctor.parsers.oom_text import WrappedOom, parse_oom
 
     rec = parse_oom("Tried to allocated 3384.00 MiB (NPU 2; 61.22 GiB total capacity; 53.87 GiB already allocated; "
                     "53.87 GiB current activate; 1.59 GiB free; 56.60 GiB reserved in total by PyTorch)")
     assert rec is not None and rec.template == "loose" and rec.device == 2
     assert rec.requested == 3384 << 20 and rec.free is not None and rec.reserved is not None
-    assert not wants_more(rec)
-    cut = parse_oom("NPU out of memory. Tried to allocate 72.00 MiB (NPU 0; 61.27 GiB total capacity;")
-    assert cut is not None and wants_more(cut)
+    joiner = WrappedOom()
+    joiner.begin(7, "NPU out of memory. Tried to allocate 72.00 MiB (NPU 0; 61.27 GiB total capacity;")
+    assert joiner.feed("56.05 GiB already allocated; 56.05 GiB current active; 5.04 MiB free; 58.39 GiB reserved in") is None
+    whole = joiner.feed("total by PyTorch).")
+    assert joiner.start == 7 and whole is not None and whole.reserved is not None and whole.template == "npu_26"
+    assert joiner.feed("more text") is None  # done: later lines are not joined
+    joiner.begin(9, "Tried to allocate 8.00 GiB (GPU 0; 7.00 GiB total capacity; 1.00 GiB already allocated; 0 bytes free; 2.00 GiB cached)")
+    assert joiner.feed("the next line") is None and joiner.left == 0  # a whole message starts nothing
     assert parse_oom("Tried to allocate 2 things (NPU 0; free)") is None
