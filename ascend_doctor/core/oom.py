@@ -32,7 +32,7 @@ triage calls it for every out-of-memory line.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from .units import GiB, Size
@@ -76,6 +76,7 @@ class Decision:
     verdict: str
     rule: str
     fragmented_too: bool = False  # the gap covers the request although another rule decided
+    close_to: Optional[str] = None  # the verdict the numbers nearly gave (a close call), else None
 
     @property
     def category(self) -> str:
@@ -94,7 +95,26 @@ def gap_of(r: Reading) -> Optional[Size]:
 
 
 def judge(r: Reading) -> Decision:
-    """Apply the rules above to one out-of-memory event."""
+    """Apply the rules above to one out-of-memory event, and say when it was a close call:
+    capacity although the cached-but-unused memory plus free memory covered the request (the
+    gap was too small a share to call it fragmentation), fragmentation although the gap was
+    barely a real share, or a verdict that overrode a fragmented pool."""
+    d = _decide(r)
+    close = None
+    gap = gap_of(r)
+    if r.requested is not None and gap is not None:
+        q = r.requested.value
+        together = gap.high + (r.free.high if r.free is not None else 0) >= q
+        if d.verdict == "oom_capacity" and (d.fragmented_too or (d.rule in ("no_room", "slack_only") and together)):
+            close = "oom_fragmentation"
+        elif d.verdict == "oom_fragmentation" and r.reserved is not None and gap.low < 2 * FRAG_MIN_SHARE * r.reserved.value:
+            close = "oom_capacity"
+        elif d.verdict == "external" and d.fragmented_too:
+            close = "oom_fragmentation"
+    return replace(d, close_to=close) if close else d
+
+
+def _decide(r: Reading) -> Decision:
     if r.requested is None:
         return Decision("oom_capacity", "numbers_missing")
     q = r.requested.value

@@ -15,10 +15,10 @@ the numbers with their printing error for callers that want the full decision.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Dict, List, Optional, Tuple
 
-from ..core.oom import Reading, judge
+from ..core.oom import Decision, Reading, judge
 from ..core.units import Size, parse_size
 from ..inputs import int_or_none as num
 from ..inputs import size_bytes
@@ -292,8 +292,12 @@ def classify(rec: OomRecord, framework_reserved: bool = False) -> str:
     held outside this process (``ascend-doctor oom`` names that case ``external``), else
     ``oom_capacity``. ``framework_reserved``: the text around it shows that the framework
     pre-reserves most of the device itself (KV cache, memory utilization)."""
-    if rec.kind not in ("npu", "cuda", "npu_workspace"):
-        return "oom_capacity"
-    from dataclasses import replace
+    decision = decide(rec, framework_reserved)
+    return decision.category if decision is not None else "oom_capacity"
 
-    return judge(replace(reading(rec), framework_reserved=framework_reserved)).category
+
+def decide(rec: OomRecord, framework_reserved: bool = False) -> Optional[Decision]:
+    """The judgement of an allocator record (None for kinds without the allocator's numbers)."""
+    if rec.kind not in ("npu", "cuda", "npu_workspace"):
+        return None
+    return judge(replace(reading(rec), framework_reserved=framework_reserved))

@@ -24,7 +24,7 @@ from .. import kb as kb_module
 from ..kb.codes import kb_key
 from ..lazyre import lazy
 from ..model import CATEGORIES
-from ..parsers.oom_text import classify as classify_oom
+from ..parsers.oom_text import decide as decide_oom
 from .events import Event
 
 # KB role -> how the line behaves in a job
@@ -101,9 +101,7 @@ class Knowledge:
             if len(self._cache) < 50000:
                 self._cache[key] = hit
         if ev.oom is not None and hit.category in ("oom_capacity", "oom_fragmentation"):
-            cat = classify_oom(ev.oom)
-            if cat != hit.category:
-                hit = Verdict(**{**hit.__dict__, "category": cat})
+            hit = _judged(hit, ev.oom)
         return hit
 
     def mentions(self, text: str, matched: bool = False) -> bool:
@@ -143,6 +141,27 @@ class Knowledge:
         if not cause_id or not effect_id or cause_id == effect_id:
             return False
         return bool(self.kb.explains(cause_id, effect_id))
+
+
+def _judged(hit: Verdict, oom: Any) -> Verdict:
+    """An out-of-memory verdict as the allocator's numbers decide it; a close call lowers the
+    confidence and names the other reading as the runner-up."""
+    decision = decide_oom(oom)
+    if decision is None:
+        return hit
+    changes: Dict[str, Any] = {}
+    if decision.category != hit.category:
+        changes["category"] = decision.category
+    if decision.close_to is not None:
+        changes["confidence"] = "medium" if hit.confidence == "high" else hit.confidence
+        changes["runner_up"] = {"kb": None, "category": decision.close_to, "title": _CLOSE_OOM[decision.close_to]}
+    return Verdict(**{**hit.__dict__, **changes}) if changes else hit
+
+
+_CLOSE_OOM = {
+    "oom_fragmentation": "fragmentation: cached-but-unused plus free memory covered the request",
+    "oom_capacity": "capacity: the stranded share of the pool is small",
+}
 
 
 def _role(failures: List[Any], ev: Event) -> Tuple[str, Any]:

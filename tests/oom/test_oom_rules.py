@@ -111,3 +111,19 @@ def test_classify_agrees_with_judge(q, f, a, g):
             f"allocated; {a}.00 MiB current active; {f}.00 MiB free; {a + g}.00 MiB reserved in total by PyTorch)")
     rec = parse_oom(text)
     assert classify(rec) == judge(reading(rec)).category
+
+
+def test_a_close_call_names_the_other_reading():
+    # compressed-tensors PR 587's numbers (CUDA 2.x text): 1.83 GiB unused in a 77 GiB pool plus
+    # 1.08 GiB free cover the 1.96 GiB request, but 2.4 % of the pool is slack, not a fragmented pool
+    d = judge(r(1.96 * GiB, 1.08 * GiB, 75.31 * GiB, (75.31 + 1.83) * GiB, total=79.18 * GiB))
+    assert (d.verdict, d.close_to) == ("oom_capacity", "oom_fragmentation")
+    # the same pool with nothing to spare: capacity, and no doubt about it
+    d = judge(r(1.96 * GiB, 0.01 * GiB, 75.31 * GiB, 75.40 * GiB, total=79.18 * GiB))
+    assert (d.verdict, d.close_to) == ("oom_capacity", None)
+    # fragmentation barely past the share threshold: capacity is the runner-up
+    d = judge(r(1 * GiB, 0.5 * GiB, 48 * GiB, 50 * GiB))
+    assert (d.verdict, d.close_to) == ("oom_fragmentation", "oom_capacity")
+    # a clearly fragmented pool: no runner-up
+    d = judge(r(1 * GiB, 0.5 * GiB, 30 * GiB, 50 * GiB))
+    assert (d.verdict, d.close_to) == ("oom_fragmentation", None)

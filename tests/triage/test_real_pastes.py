@@ -67,3 +67,12 @@ def test_wrapped_message_cut_for_good_stays_one_incident():
     first = _first("torch.OutOfMemoryError: NPU out of memory. Tried to allocate 72.00 MiB (NPU 0; 61.27 GiB total capacity;\n"
                    "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n")
     assert first["category"] == "oom_capacity", first
+
+
+def test_close_out_of_memory_call_says_so_and_names_the_runner_up():
+    # https://github.com/vllm-project/compressed-tensors/pull/587 (CUDA text of the same allocator)
+    first = _first("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 0 has a total capacity of "
+                   "79.18 GiB of which 1.08 GiB is free. Including non-PyTorch memory, this process has 78.09 GiB memory in use. "
+                   "Of the allocated memory 75.31 GiB is allocated by PyTorch, and 1.83 GiB is reserved by PyTorch but unallocated.\n")
+    assert first["category"] == "oom_capacity" and first["confidence"] == "medium"
+    assert first["runner_up"]["category"] == "oom_fragmentation"
