@@ -61,11 +61,7 @@ def run_bundle(
         label = f"simulated host {sim}" if sim else ("this machine" if host.is_real else str(root))
         from ..bundle.collect import build_bundle
 
-        progress = None
-        if fmt == "text" and sys.stderr.isatty():
-            def progress(msg: str) -> None:
-                sys.stderr.write(f"\r\033[K{msg} …")
-                sys.stderr.flush()
+        progress = _progress_line if fmt == "text" and sys.stderr.isatty() else None
         started = time.monotonic()
         result = build_bundle(host, path, label, redact=redact, sim=sim, extra_logs=extra, python=python,
                               command_timeout=timeout, progress=progress)
@@ -167,3 +163,9 @@ def _sim_host(sim: str) -> Tuple[str, Path, Path, Optional[Path]]:
         shutil.rmtree(tmp, ignore_errors=True)
         raise UsageError(f"--sim {sim}: {exc}") from None
     return tmp, Path(result.host.root), Path(result.host.env_file), Path(result.console_file)
+
+
+def _progress_line(msg: str) -> None:
+    """One status line on a terminal, rewritten in place."""
+    sys.stderr.write(f"\r\033[K{msg} …")
+    sys.stderr.flush()

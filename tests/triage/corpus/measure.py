@@ -75,13 +75,16 @@ def summary(outcomes: List[Outcome], part: str) -> Dict[str, object]:
     confusion: Dict[str, Counter] = defaultdict(Counter)
     for o in mine:
         confusion[o.case["category"]][o.got] += 1
+    runner_right = sum(not o.right and o.runner_up == o.case["category"] for o in mine)
     return {"part": part, "cases": n, "right": right, "accuracy": right / n if n else 0.0,
-            "none": none, "none_rate": none / n if n else 0.0, "confusion": confusion}
+            "none": none, "none_rate": none / n if n else 0.0, "confusion": confusion,
+            "runner_right": runner_right, "top2": (right + runner_right) / n if n else 0.0}
 
 
 def render(s: Dict[str, object]) -> str:
     lines = [f"{s['part']}: {s['right']}/{s['cases']} top-1 category right ({100 * s['accuracy']:.1f} %), "
-             f"'no incidents' on {s['none']} ({100 * s['none_rate']:.1f} %)"]
+             f"'no incidents' on {s['none']} ({100 * s['none_rate']:.1f} %); the runner-up is right on "
+             f"{s['runner_right']} of the {s['cases'] - s['right']} misses (top-2 {100 * s['top2']:.1f} %)"]
     confusion = s["confusion"]
     cols = list(CATEGORIES) + ["none"]
     short = {c: c.replace("device_busy_permission", "busy").replace("version_mismatch", "version")
