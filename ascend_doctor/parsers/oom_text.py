@@ -189,13 +189,18 @@ def parse_oom(text: str) -> Optional[OomRecord]:
     if m:
         cached = m.group("cached")
         raw = _sizes(m, ("req", "total", "alloc", "free", "allowed", "reserved"))
+        alloc = size_to_bytes(m.group("alloc"))
+        reserved = size_to_bytes(m.group("reserved"))
         if cached:
-            raw["reserved"] = cached
+            # 1.0-1.3 printed amount_cached - amount_allocated as "cached": the unused part, not reserved
+            # (PR 13751; https://github.com/pytorch/pytorch/blob/v1.1.0/c10/cuda/CUDACachingAllocator.cpp)
+            raw["unalloc"] = cached
+            reserved = (alloc or 0) + (size_to_bytes(cached) or 0)
         return OomRecord(kind="cuda", template="cuda_cached" if cached else "cuda_reserved", text=text.strip(),
                          device=num(m.group("dev")), requested=size_to_bytes(m.group("req")),
-                         total=size_to_bytes(m.group("total")), allocated=size_to_bytes(m.group("alloc")),
+                         total=size_to_bytes(m.group("total")), allocated=alloc,
                          free=size_to_bytes(m.group("free")), allowed=size_to_bytes(m.group("allowed")),
-                         reserved=size_to_bytes(m.group("reserved") or cached), exception=exc, raw=raw)
+                         reserved=reserved, exception=exc, raw=raw)
     loose = _parse_loose(text, exc)
     if loose is not None:
         return loose
@@ -266,8 +271,8 @@ def reading(rec: OomRecord) -> Reading:
         return Size(value) if value is not None else None
 
     reserved = size("reserved", rec.reserved)
-    if rec.template == "cuda_2x" and rec.allocated is not None:
-        # the 2.x text gives the unused part, not reserved: carry both errors into reserved
+    if rec.template in ("cuda_2x", "cuda_cached") and rec.allocated is not None:
+        # the 2.x and the 1.0-1.3 ("cached") texts give the unused part, not reserved: carry both errors into reserved
         unalloc = parse_size(rec.raw.get("unalloc"))
         alloc = parse_size(rec.raw.get("alloc"))
         if unalloc is not None and alloc is not None:

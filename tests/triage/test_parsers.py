@@ -193,6 +193,12 @@ def test_oom_cuda_templates():
     # pytorch/pytorch#16417 (1.x "cached") and rapidsai/crossfit#18 (2.1 form, "capacty" typo)
     a = parse_oom("CUDA out of memory. Tried to allocate 12.50 MiB (GPU 0; 10.92 GiB total capacity; 8.57 MiB already allocated; 9.28 GiB free; 4.68 MiB cached)")
     assert a.template == "cuda_cached" and classify(a) == "oom_capacity"
+    # 1.0-1.3 printed cached - allocated as "cached" (a figure below "already allocated" in a real
+    # message is only possible that way): reserved is their sum, never the cached figure alone
+    assert abs(a.reserved - (a.allocated + 4.68 * 2**20)) < 2**14
+    old = parse_oom("RuntimeError: CUDA out of memory. Tried to allocate 294.00 MiB (GPU 0; 7.79 GiB total capacity; "
+                    "6.27 GiB already allocated; 61.62 MiB free; 617.88 MiB cached)")  # https://github.com/BaberMuyu/2020CCF-NER/issues/6
+    assert old.reserved > old.allocated and classify(old) != "device_busy_permission"
     b = parse_oom("CUDA out of memory. Tried to allocate 12.00 GiB. GPU 0 has a total capacty of 47.54 GiB of which 11.00 GiB is free. Process 445260 has 36.53 GiB memory in use. Of the allocated memory 23.57 GiB is allocated by PyTorch, and 12.12 GiB is reserved by PyTorch but unallocated.")
     assert b.template == "cuda_2x" and classify(b) == "oom_fragmentation"
     # pytorch/pytorch#35901: classic fragmentation in the "reserved in total" form
