@@ -57,6 +57,13 @@ RULE_TEXT = {
 }
 
 
+# why the other reading was close, by the verdict it was close to
+CLOSE_TEXT = {
+    "oom_fragmentation": "fragmentation: cached-but-unused plus free memory covered the request",
+    "oom_capacity": "capacity: the stranded share of the pool is small",
+}
+
+
 @dataclass(frozen=True)
 class Reading:
     """The numbers one decision reads. Unknown values are None."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..core.oom import RULE_TEXT, Decision, Reading, judge
+from ..core.oom import CLOSE_TEXT, RULE_TEXT, Decision, Reading, judge
 from ..core.units import GiB, MiB, Size, format_size, ratio
 from ..parsers.oom_text import reading
 from .advice import (
@@ -268,6 +268,8 @@ def _explain(diag: Diagnosis, decision: Optional[Decision], inputs: Inputs, g: G
     diag.rule_text = RULE_TEXT.get(decision.rule, EXTRA_RULES.get(decision.rule, ""))
     diag.title = title_for(decision, diag, flavor)
     gap, q = g.gap, g.requested
+    if decision.close_to is not None:
+        diag.notes.append(f"a close call; the other reading is {CLOSE_TEXT[decision.close_to]}")
     if decision.fragmented_too and gap is not None and q is not None:
         diag.notes.append(f"the cache is fragmented too: reserved - allocated ({format_size(gap)}) covers the "
                           f"request ({format_size(q)}); see the fragmentation advice once the device is free")

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
 from .. import kb as kb_module
+from ..core.oom import CLOSE_TEXT
 from ..kb.codes import kb_key
 from ..lazyre import lazy
 from ..model import CATEGORIES
@@ -154,14 +155,8 @@ def _judged(hit: Verdict, oom: Any) -> Verdict:
         changes["category"] = decision.category
     if decision.close_to is not None:
         changes["confidence"] = "medium" if hit.confidence == "high" else hit.confidence
-        changes["runner_up"] = {"kb": None, "category": decision.close_to, "title": _CLOSE_OOM[decision.close_to]}
+        changes["runner_up"] = {"kb": None, "category": decision.close_to, "title": CLOSE_TEXT[decision.close_to]}
     return Verdict(**{**hit.__dict__, **changes}) if changes else hit
-
-
-_CLOSE_OOM = {
-    "oom_fragmentation": "fragmentation: cached-but-unused plus free memory covered the request",
-    "oom_capacity": "capacity: the stranded share of the pool is small",
-}
 
 
 def _role(failures: List[Any], ev: Event) -> Tuple[str, Any]:

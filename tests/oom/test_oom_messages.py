@@ -150,3 +150,15 @@ def test_triage_classification_unchanged_for_real_lines():
         rec = parse_oom(case["text"])
         want = {"oom_fragmentation": "oom_fragmentation", "external": "device_busy_permission"}.get(case["verdict"], "oom_capacity")
         assert classify(rec) == want, case["source"]
+
+
+def test_a_close_call_is_a_note_in_oom_as_in_triage(tmp_path):
+    # https://github.com/vllm-project/compressed-tensors/pull/587: see tests/triage/test_real_pastes.py
+    log = tmp_path / "oom.log"
+    log.write_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 0 has a total capacity of "
+                   "79.18 GiB of which 1.08 GiB is free. Including non-PyTorch memory, this process has 78.09 GiB memory in "
+                   "use. Of the allocated memory 75.31 GiB is allocated by PyTorch, and 1.83 GiB is reserved by PyTorch but "
+                   "unallocated.\n", encoding="utf-8")
+    diag = analyze(Inputs(log=scan_paths([str(log)])))
+    assert diag.verdict == "oom_capacity"
+    assert any(n.startswith("a close call") and "fragmentation" in n for n in diag.notes)
