@@ -63,10 +63,11 @@ _CUDA_BARE = lazy(r"(?:CUDA|HIP) out of memory\.")
 _LOOSE_FIELDS = {
     "req": lazy(r"Tried to allocated? (?P<v>" + _SIZE + r")"),
     "dev": lazy(r"\((?P<flavor>NPU|GPU) (?P<v>\d+);"),
-    "total": lazy(r"(?P<v>" + _SIZE + r") total capacity"),
-    "alloc": lazy(r"(?P<v>" + _SIZE + r") already allocated"),
-    "free": lazy(r"(?P<v>" + _SIZE + r") free\b"),
-    "reserved": lazy(r"(?P<v>" + _SIZE + r") reserved in total by PyTorch"),
+    # the lookbehind keeps a search linear on long digit runs (no restart inside a number)
+    "total": lazy(r"(?<![\d.])(?P<v>" + _SIZE + r") total capacity"),
+    "alloc": lazy(r"(?<![\d.])(?P<v>" + _SIZE + r") already allocated"),
+    "free": lazy(r"(?<![\d.])(?P<v>" + _SIZE + r") free\b"),
+    "reserved": lazy(r"(?<![\d.])(?P<v>" + _SIZE + r") reserved in total by PyTorch"),
 }
 # 2.1+ CUDA text: every process on the GPU ("Process 445260 has 36.53 GiB memory in use."),
 # or only this one ("Including non-PyTorch memory, this process has 74.08 GiB memory in use.")
