@@ -118,6 +118,7 @@ class Knowledge:
                 m = next((c for c in context if c.entry.attach is not None), context[0])
                 return _verdict(m.entry, "context", 0, m.captures, "high", None)
             return unrecognised()
+        failures = _cause_before_wrapper(failures)
         role, best = _role(failures, ev)
         same = [m for m in failures if m.entry.category == best.entry.category]
         weight = max((m.entry.triage_weight for m in same if _KB_ROLE.get(m.entry.role) == role or role == "advisory"),
@@ -157,6 +158,17 @@ def _judged(hit: Verdict, oom: Any) -> Verdict:
         changes["confidence"] = "medium" if hit.confidence == "high" else hit.confidence
         changes["runner_up"] = {"kb": None, "category": decision.close_to, "title": CLOSE_TEXT[decision.close_to]}
     return Verdict(**{**hit.__dict__, **changes}) if changes else hit
+
+
+def _cause_before_wrapper(failures: List[Any]) -> List[Any]:
+    """A wrapper ("an NPU call failed, see below") gives way to any cause the same event names:
+    the line it points to is the one that says why, even when only a broad class reads it."""
+    if failures[0].entry.role != "wrapper":
+        return failures
+    first = next((i for i, m in enumerate(failures) if m.entry.role == "cause"), None)
+    if first is None:
+        return failures
+    return [failures[first]] + failures[:first] + failures[first + 1:]
 
 
 def _role(failures: List[Any], ev: Event) -> Tuple[str, Any]:

@@ -76,3 +76,17 @@ def test_close_out_of_memory_call_says_so_and_names_the_runner_up():
                    "Of the allocated memory 75.31 GiB is allocated by PyTorch, and 1.83 GiB is reserved by PyTorch but unallocated.\n")
     assert first["category"] == "oom_capacity" and first["confidence"] == "medium"
     assert first["runner_up"]["category"] == "oom_fragmentation"
+
+
+def test_a_wrapper_gives_way_to_the_cause_its_block_names():
+    # https://github.com/vllm-project/vllm-ascend/issues/6573: torch_npu's "call aclnn... failed" wrapper,
+    # and the CANN block under it says the mask shape is unsupported (read by a broad class only)
+    first = _first(
+        "[rank0]:[E205 11:47:24.695215771 compiler_depend.ts:444] operator():build/CMakeFiles/torch_npu.dir/compiler_depend.ts:1130 "
+        "NPU function error: call aclnnFlashAttentionScore failed, error code is 561103\n"
+        "[ERROR] 2026-02-05-11:47:24 (PID:413, Device:0, RankID:-1) ERR00100 PTA call acl api failed.\n"
+        "EZ9999: Inner Error!\n"
+        "EZ9999[PID: 413] 2026-02-05-11:47:24.075.926 (EZ9999):  get unsupported atten_mask shape, the shape is [16, 1, 1, 1500]. "
+        "B=[16], N=[20], Sq=[1500], Skv=[1500], supported atten_mask shape can be [B, N, Sq, Skv], [B, 1, Sq, Skv], [1, 1, Sq, Skv] and [S\n")
+    assert first["category"] == "unsupported_op", first
+    assert first["evidence"][0]["line"] == 1  # the incident still opens at the call that failed
