@@ -22,8 +22,8 @@ _HEADER = lazy(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)")
 _BUS_ID = lazy(r"^(?:[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]|NA|-)$")
 _PAIR = lazy(r"(?<!\d)(\d+)\s*/\s*(\d+)")  # the lookbehind keeps a long digit run linear
 _IDLE = lazy(r"No running processes found in NPU\s+(\d+)")
-_DCMI = re.compile(r"dcmi module initialize failed\.\s*ret is\s*(-?\d+)", re.IGNORECASE)
-_FAILED_EXEC = re.compile(r"Failed to execute npu-smi\s+(.*?)\.\s*ret is\s*(-?\d+)", re.IGNORECASE)
+_DCMI = lazy(r"dcmi module initialize failed\.\s*ret is\s*(-?\d+)", re.IGNORECASE)
+_FAILED_EXEC = lazy(r"Failed to execute npu-smi\s+(.*?)\.\s*ret is\s*(-?\d+)", re.IGNORECASE)
 _CONSOLE_LOG = lazy(r"DrvMngGetConsoleLogLevel failed\.\s*\(([^)]*)\)")
 _INCOMPLETE = "The driver package may not be completely installed"
 
