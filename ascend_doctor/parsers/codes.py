@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Tuple
 
-from ascend_doctor.parsers.npu_smi import parse_npu_smi_error
+from ascend_doctor.parsers.npu_smi_error import parse_npu_smi_error
 
 from ..inputs import int_or_none as num
 from ..lazyre import LazyPattern, lazy
