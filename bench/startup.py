@@ -3,8 +3,8 @@
 
 The machine is noisy, so each command runs interleaved with the others, N times, and the
 medians are printed with the ratio to the interpreter's own start-up. The knowledge base
-loads from its compiled form (kb/data/compiled.json.gz); `--yaml` times the YAML path for
-comparison by pointing the loader at a copy of the data without the compiled file.
+loads from its compiled form (kb/data/compiled.jsonl, compiled-codes.jsonl.gz); `--yaml` times
+the YAML path for comparison by pointing the loader at a copy of the data without the compiled files.
 
     python bench/startup.py [--runs 15] [--yaml]
 """
@@ -58,7 +58,8 @@ def main() -> None:
 
             data = Path(tmp) / "kbdata"
             shutil.copytree(loader.DATA_DIR, data)
-            (data / loader.COMPILED).unlink()
+            for name in (loader.COMPILED, loader.COMPILED_CODES):
+                (data / name).unlink()
             yaml_env = dict(env, ASCEND_DOCTOR_KB_DIR=str(data))
             commands["ascend-doctor triage <one-line paste> (YAML, not compiled)"] = (cli + ["triage", str(paste)], yaml_env)
         times: Dict[str, List[float]] = {name: [] for name in commands}
