@@ -54,9 +54,9 @@ def yaml_files(directory: Path) -> List[Path]:
 # The data files are YAML for people; the package also ships them compiled by
 # tools/compile_kb.py, as two JSON Lines files: a header line, then one JSON document per line.
 # kb/data/compiled.jsonl: the header holds a stamp (the SHA-256 of the YAML files it was made
-# from), the name and size of each file, each pattern's literal trigger, the byte offset of
-# every document, and one row per entry with what the matcher and the causal graph need
-# (id, codes, triggers, closed edges; see ``index_row``); each rule entry and each family table
+# from), the name and size of each file, the byte offset of every document, one row per entry
+# with what the matcher and the causal graph need (id, codes, literal triggers, edges made
+# symmetric; see ``index_row``) and each trigger's whole word (matcher.whole_word); each rule entry and each family table
 # is a document of its own, parsed when that entry is first asked for: a one-line question
 # builds the few entries its line can match, not all of them. kb/data/compiled-codes.jsonl.gz holds
 # the code tables already decoded (one row per code), read only when a code is looked up.
@@ -106,9 +106,6 @@ class Compiled:
         import json
 
         return json.loads(self._body[self._offsets[number]:self._offsets[number + 1]])
-
-    def __len__(self) -> int:
-        return len(self._offsets) - 1
 
 
 def _read_compiled(path: Path) -> Optional[Compiled]:
