@@ -115,6 +115,7 @@ def _end(code: int) -> None:
         sys.stderr.flush()
     except (OSError, ValueError):
         return
-    if atexit._ncallbacks() > 1:  # an exit handler other than children's: let the ordinary exit run it
+    handlers = getattr(atexit, "_ncallbacks", None)  # CPython's count of registered exit handlers
+    if handlers is None or handlers() > 1:  # unknown, or a handler other than children's: the ordinary exit runs it
         return
     os._exit(code)
