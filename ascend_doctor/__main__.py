@@ -1,4 +1,4 @@
-from ascend_doctor.launch import main
+from ascend_doctor.launch import run
 
 if __name__ == "__main__":
-    main()
+    run()

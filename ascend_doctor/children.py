@@ -13,15 +13,19 @@ from __future__ import annotations
 
 import atexit
 import os
-import secrets
 import signal
-import subprocess
 import threading
 import time
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence
+
+if TYPE_CHECKING:  # subprocess is imported when a child is started: most one-line questions start none
+    import subprocess
+
+# subprocess.DEVNULL and subprocess.PIPE (tests/hardening/test_no_orphans.py checks they are the same)
+DEVNULL, PIPE = -3, -1
 
 ENV_MARK = "ASCEND_DOCTOR_RUN"
-TOKEN = f"{os.getpid()}-{secrets.token_hex(6)}"
+TOKEN = f"{os.getpid()}-{os.urandom(6).hex()}"  # what secrets.token_hex(6) gives, without importing hmac and random
 _START = time.time()
 _lock = threading.Lock()
 _live: Dict[int, "subprocess.Popen[bytes]"] = {}
@@ -31,9 +35,11 @@ _seq = [0]
 
 
 def spawn(argv: Sequence[str], env: Mapping[str, str], cwd: Optional[str] = None,
-          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE) -> "subprocess.Popen[bytes]":
+          stdin=DEVNULL, stdout=PIPE, stderr=PIPE) -> "subprocess.Popen[bytes]":
     """Start ``argv`` (no shell; by default stdin closed, stdout/stderr piped) in a session of
     its own, marked and registered. Raises OSError when it cannot start."""
+    import subprocess
+
     child_env = dict(env)
     with _lock:
         _seq[0] += 1
@@ -102,6 +108,8 @@ def sweep(mark: Optional[str] = None) -> int:
 
 def finish(proc: "subprocess.Popen[bytes]", sweep_marked: bool = True) -> None:
     """Kill what is left of ``proc``: its group, then marked descendants; reap it."""
+    import subprocess
+
     _killpg(proc.pid)
     try:
         proc.kill()

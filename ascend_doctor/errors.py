@@ -6,8 +6,6 @@ The bottom layer: imports nothing of ``ascend_doctor``, so every layer can use i
 """
 from __future__ import annotations
 
-import difflib
-
 
 class UsageError(Exception):
     """Bad input from the user: printed as one line, exit code 2."""
@@ -18,5 +16,7 @@ class UsageError(Exception):
 def did_you_mean(given: str, known) -> str:
     """``"did you mean X? "`` (or ``"X or Y? "``) for the names closest to a mistyped one, else
     ``""``: the one suggestion every "unknown name" message uses."""
+    import difflib  # only when a name is mistyped: not on every start-up
+
     close = difflib.get_close_matches(given, list(known), n=2, cutoff=0.6)
     return f"did you mean {' or '.join(close)}? " if close else ""

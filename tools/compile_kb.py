@@ -1,48 +1,56 @@
 #!/usr/bin/env python3
-"""Write the knowledge base's compiled form: ascend_doctor/kb/data/compiled.json.gz.
+"""Write the knowledge base's compiled form: ascend_doctor/kb/data/compiled.jsonl and compiled-codes.jsonl.
 
     python tools/compile_kb.py [--check]
 
 Loads the YAML data files with every check the loader has (bad regexes, unknown fields,
-edges to nowhere, examples that must match are tested by tests/kb), then writes one gzipped
-JSON document with the parsed files and the stamp of the YAML it came from. The run-time
-loader uses it only while the stamp matches (see ascend_doctor/kb/loader.py); run this after
-editing any file under kb/data/{rules,codes,tables}. --check exits 1 when the file is stale.
-The output is deterministic (sorted keys, fixed gzip mtime), so it diffs cleanly.
+edges to nowhere, examples that must match are tested by tests/kb), then writes the two
+compiled files (the format is described in ascend_doctor/kb/loader.py): the rule entries and
+family tables one document per line with an index of the entries in the header, and the code
+tables already decoded, with the stamp of the YAML they came from. The run-time loader uses
+them only while the YAML beside them is the same (see ascend_doctor/kb/loader.py); run this
+after editing any file under kb/data/{rules,codes,tables}. --check exits 1 when a file is stale.
+The output is deterministic (sorted keys), so it diffs cleanly.
 """
 from __future__ import annotations
 
-import gzip
-import io
-import json
 import sys
 from pathlib import Path
+from typing import Any, Dict, List
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ascend_doctor.kb import loader  # noqa: E402
-
-
-def _gzip(doc) -> bytes:
-    body = json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    buf = io.BytesIO()
-    with gzip.GzipFile(fileobj=buf, mode="wb", compresslevel=9, mtime=0) as gz:
-        gz.write(body)
-    return buf.getvalue()
+from ascend_doctor.kb.matcher import whole_word  # noqa: E402
 
 
 def render(data_dir: Path):
-    """(main file, codes file): rules and tables with the stamp; the code tables apart."""
+    """(main file, codes file): rules and family tables with the entry index; the code tables apart."""
     docs = loader.yaml_docs(data_dir)
     loader._DOCS[str(data_dir)] = (docs, True)  # check everything exactly as the YAML path does
-    entries = loader.load_entries(data_dir)
-    loader.load_code_tables(data_dir)
-    triggers = {p.source: p.trigger for e in entries for p in e.rule.patterns}
+    try:
+        entries = loader.load_entries(data_dir)
+        tables = loader.load_code_tables(data_dir)
+    finally:
+        loader._DOCS.pop(str(data_dir), None)
     stamp = loader.data_stamp(data_dir)
-    main_doc = {"stamp": stamp, "sizes": loader.data_sizes(data_dir), "triggers": triggers,
-                "docs": {k: v for k, v in docs.items() if k != "codes"}}
-    return _gzip(main_doc), _gzip({"stamp": stamp, "codes": docs["codes"]})
+    documents: List[Any] = []
+    files: Dict[str, Dict[str, Any]] = {"rules": {}, "tables": {}}
+    place: Dict[str, List[Any]] = {}
+    for name in sorted(docs["rules"]):
+        numbers = files["rules"][name] = []
+        for i, raw in enumerate(docs["rules"][name]["entries"]):
+            place[raw["id"]] = [name, i, len(documents)]
+            numbers.append(len(documents))
+            documents.append(raw)
+    for name in sorted(docs["tables"]):
+        files["tables"][name] = len(documents)
+        documents.append(docs["tables"][name])
+    header = {"stamp": stamp, "sizes": loader.data_sizes(data_dir), "files": files,
+              "entries": [loader.index_row(e, place[e.id]) for e in entries]}
+    header["words"] = {t: whole_word(t) for row in header["entries"] for t in row[loader.ROW_TRIGGERS]}
+    return loader.write_compiled(header, documents), loader.compiled_code_tables(tables, stamp)
 
 
 def main(argv) -> int:

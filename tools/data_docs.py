@@ -45,8 +45,8 @@ the loader after the schema, and reported in the same form. When a field is abse
 loader uses the default shown.
 
 The knowledge base is checked when its YAML is read; the compiled form that ships
-(`kb/data/compiled.json.gz`, written by `python -m tools.compile_kb`) was checked when it was made,
-so a normal run does not check it again.
+(`kb/data/compiled.jsonl` and `compiled-codes.jsonl.gz`, written by `python -m tools.compile_kb`)
+was checked when it was made, so a normal run does not check it again.
 """
 
 

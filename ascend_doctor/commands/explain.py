@@ -228,72 +228,107 @@ def _label(name: str) -> str:
     return f"  {name + ':':<10}"
 
 
-def render_text(result: Dict[str, Any], out: TextIO) -> None:
-    console = make_console(out)
+class _Lines:
+    """Where the text report goes, line by line. A line is a sequence of parts: a string, or a
+    tuple (style, string, ...). On a styled console each string is escaped and the line is rich
+    markup; off a terminal (no styles) rich prints just the strings, so they are written as they
+    are without importing rich (a fifth of an ``explain``). A line with a string rich would not
+    print as it is still goes through rich, so the output stays the same: a control character
+    (rich drops some and expands tabs), a backslash at the end, or backslashes before a ``[``
+    that ``escape`` does not carry through (tests/kb/test_explain_plain_text.py)."""
+
+    def __init__(self, out: TextIO, styled: bool) -> None:
+        self._out = out
+        self._console: Any = make_console(out) if styled else None
+
+    @property
+    def console(self) -> Any:
+        if self._console is None:
+            self._console = make_console(self._out)
+        return self._console
+
+    def __call__(self, *parts: Any) -> None:
+        texts = [t for p in parts for t in (p[1:] if isinstance(p, tuple) else (p,))]
+        if self._console is None and not any(_NOT_AS_IS.search(t) for t in texts):
+            self._out.write("".join(texts) + "\n")
+            return
+        self.console.print("".join(f"[{p[0]}]{''.join(escape(t) for t in p[1:])}[/{p[0]}]" if isinstance(p, tuple) else escape(p)
+                                   for p in parts))
+
+
+# two or more backslashes before "[", one before what rich reads as a tag, one at the end, a control character
+_NOT_AS_IS = re.compile(r"\\\\\[|\\\[[a-z#/@][^\[]*?\]|\\$|[\x00-\x1f\x7f]")
+
+
+def render_text(result: Dict[str, Any], out: TextIO, styled: Optional[bool] = None) -> None:
+    """``styled``: rich markup (None: when ``out`` is a terminal that takes colours)."""
+    from ascend_doctor.output import plain
+
+    line = _Lines(out, not plain(out) if styled is None else styled)
     if not result["found"]:
-        console.print(f"[yellow]Not in the knowledge base:[/yellow] {escape(result['query'][:200])}")
+        line(("yellow", "Not in the knowledge base:"), " ", result["query"][:200])
         return
     if result.get("ambiguous"):
-        console.print("[yellow]This number is ambiguous; each reading is shown. Write hccl:N or drv:N to choose.[/yellow]")
+        line(("yellow", "This number is ambiguous; each reading is shown. Write hccl:N or drv:N to choose."))
     if result["kind"] == "code":
         for code in result["codes"]:
-            _text_code(console, escape, code, show_advice=not result["matches"])
-        _text_matches(console, escape, result["matches"])
+            _text_code(line, code, show_advice=not result["matches"])
+        _text_matches(line, result["matches"])
     else:
-        _text_matches(console, escape, result["matches"])
+        _text_matches(line, result["matches"])
         if result["codes"]:
             from ascend_doctor.output import print_table
 
-            console.print("[bold]Codes in the text:[/bold]")
-            print_table(console, None, [(code["code"] + "".join(f" -> {c['code']}" for c in code.get("reported_as", [])),
-                                         f"{code['name']}: {code['meaning']}") for code in result["codes"]], markup=False)
-            console.print("")
+            line(("bold", "Codes in the text:"))
+            print_table(line.console, None, [(code["code"] + "".join(f" -> {c['code']}" for c in code.get("reported_as", [])),
+                                              f"{code['name']}: {code['meaning']}") for code in result["codes"]], markup=False)
+            line("")
 
 
-def _text_code(console: Any, escape: Any, code: Dict[str, Any], show_advice: bool) -> None:
-    console.print(f"[bold]{escape(code['code'])}[/bold]  {escape(code['name'])}  [dim]({escape(code['family_title'])})[/dim]")
-    console.print(_label("Meaning") + escape(code["meaning"]))
+def _text_code(line: _Lines, code: Dict[str, Any], show_advice: bool) -> None:
+    line(("bold", code["code"]), "  ", code["name"], "  ", ("dim", "(", code["family_title"], ")"))
+    line(_label("Meaning"), code["meaning"])
     if code.get("class"):
-        console.print(_label("Class") + escape(code["class"]))
+        line(_label("Class"), code["class"])
     if code.get("component"):
-        console.print(_label("From") + escape(code["component"]))
+        line(_label("From"), code["component"])
     if code.get("printed"):
-        console.print(_label("Template" if code["family"] == "cann" else "Printed") + escape(code["printed"]))
+        line(_label("Template" if code["family"] == "cann" else "Printed"), code["printed"])
     for step in code.get("reported_as", []):
-        console.print(_label("Becomes") + f"{escape(step['code'])} {escape(step['name'])}: {escape(step['meaning'])}")
+        line(_label("Becomes"), step["code"], " ", step["name"], ": ", step["meaning"])
     if show_advice and code.get("advice"):
-        console.print(_label("To do") + escape(code["advice"]))
-    console.print("")
+        line(_label("To do"), code["advice"])
+    line("")
 
 
-def _text_matches(console: Any, escape: Any, matches: List[Dict[str, Any]]) -> None:
+def _text_matches(line: _Lines, matches: List[Dict[str, Any]]) -> None:
     for i, m in enumerate(matches):
         head = "Likely cause" if i == 0 else "Also possible"
-        role = "" if m["role"] == "cause" else f" [dim]({m['role']})[/dim]"
-        console.print(f"[bold]{head}:[/bold] {escape(m['title'])}  [cyan]{m['category']}[/cyan]{role}")
+        role = () if m["role"] == "cause" else (" ", ("dim", f"({m['role']})"))
+        line(("bold", f"{head}:"), " ", m["title"], "  ", ("cyan", m["category"]), *role)
         if i > 0:
-            console.print(f"  {escape(m['cause'])}")
+            line("  ", m["cause"])
             continue
-        console.print(_label("Cause") + escape(m["cause"]))
-        console.print(_label("Why") + escape(m["explanation"]))
+        line(_label("Cause"), m["cause"])
+        line(_label("Why"), m["explanation"])
         if m.get("captures"):
-            console.print(_label("Found") + escape(", ".join(f"{k}={v}" for k, v in m["captures"].items())))
+            line(_label("Found"), ", ".join(f"{k}={v}" for k, v in m["captures"].items()))
         if m["upstream"] and m["role"] != "cause":
-            console.print(_label("Look for") + escape("; ".join(u["title"] for u in m["upstream"][:6])))
+            line(_label("Look for"), "; ".join(u["title"] for u in m["upstream"][:6]))
         if m.get("check_command"):
-            console.print(_label("Check") + escape(m["check_command"]))
-        console.print(_label("Fix") + escape(m["fix"]["text"]))
+            line(_label("Check"), m["check_command"])
+        line(_label("Fix"), m["fix"]["text"])
         for cmd in m["fix"]["commands"]:
-            console.print(f"      $ {escape(cmd)}")
+            line("      $ ", cmd)
         if m["fix"]["collect"]:
-            console.print("  Before asking for help, collect:")
+            line("  Before asking for help, collect:")
             for cmd in m["fix"]["collect"]:
-                console.print(f"      $ {escape(cmd)}")
+                line("      $ ", cmd)
         for link in m["links"]:
-            console.print(_label("See") + escape(link))
-        console.print("")
+            line(_label("See"), link)
+        line("")
     if len(matches) > 1:
-        console.print("")
+        line("")
 
 
 def render_md(result: Dict[str, Any]) -> str:

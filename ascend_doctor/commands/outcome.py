@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 from typing import Callable, Optional
 
 from ..children import kill_all
@@ -42,6 +41,8 @@ def run_verb(fn: Callable[..., int], *args, **kwargs) -> int:
         raise
     except Exception as exc:  # the last line of defence: never a traceback by default
         if os.environ.get("ASCEND_DOCTOR_DEBUG"):
+            import traceback
+
             traceback.print_exc(file=sys.stderr)
         first = str(exc).splitlines()[0] if str(exc) else ""
         hint = "" if os.environ.get("ASCEND_DOCTOR_DEBUG") else " (ASCEND_DOCTOR_DEBUG=1 shows the traceback)"

@@ -17,16 +17,16 @@ up to the cut and says so in ``truncated``; a read never raises for it.
 """
 from __future__ import annotations
 
-import bz2
 import io
-import lzma
-import tarfile
 import time
 import zlib
-from typing import BinaryIO, Callable, Iterator, Optional, Tuple
+from typing import TYPE_CHECKING, BinaryIO, Callable, Iterator, Optional, Tuple
 
 from .errors import InputError
 from .limits import LIMITS, Limits
+
+if TYPE_CHECKING:
+    import tarfile
 
 CHUNK = 1 << 16
 _IN_CHUNK = 1 << 14  # compressed bytes read at a time: small, so the ratio is measured closely
@@ -75,12 +75,29 @@ def compression_of(head: bytes) -> Optional[str]:
     return None
 
 
+# bz2, lzma and tarfile are imported where a compressed stream or an archive is read: a
+# one-line question reads neither, and they are a noticeable part of a short run's start-up.
 def _decompressor(kind: str):
     if kind == "gzip":
         return zlib.decompressobj(wbits=47)
     if kind == "bzip2":
+        import bz2
+
         return bz2.BZ2Decompressor()
+    import lzma
+
     return lzma.LZMADecompressor()
+
+
+def _read_errors(tar: bool) -> Tuple[type, ...]:
+    """What a read of corrupt or truncated compressed data (``tar``: or of a tar archive) raises."""
+    import lzma
+
+    if tar:
+        import tarfile
+
+        return (tarfile.TarError, OSError, EOFError, zlib.error, lzma.LZMAError)
+    return (zlib.error, OSError, EOFError, lzma.LZMAError)
 
 
 class DecompressedStream(io.RawIOBase):
@@ -95,6 +112,7 @@ class DecompressedStream(io.RawIOBase):
         self.kind = kind
         self.budget = budget or Budget()
         self._d = _decompressor(kind)
+        self._errors = _read_errors(tar=False)
         self._pending = b""  # zlib: input not yet consumed
         self._compressed = 0
         self._eof = False
@@ -167,7 +185,7 @@ class DecompressedStream(io.RawIOBase):
             self._eof = True
             if self._on_stop is not None:
                 self._on_stop(self.stopped)
-        except (zlib.error, OSError, EOFError, lzma.LZMAError):
+        except self._errors:
             self.truncated = True
             self._eof = True
         return b"".join(parts)
@@ -274,6 +292,7 @@ class MemberStream(io.RawIOBase):
         self._archive = archive
         self.truncated = False
         self.stopped: Optional[str] = None
+        self._errors = _read_errors(tar=True)
 
     def readable(self) -> bool:
         return True
@@ -287,7 +306,7 @@ class MemberStream(io.RawIOBase):
         except ArchiveLimit as exc:
             self.stopped = str(exc)
             return b""
-        except (tarfile.TarError, OSError, EOFError, zlib.error, lzma.LZMAError):
+        except self._errors:
             self.truncated = True
             self._archive.truncated = True
             return b""
@@ -318,9 +337,12 @@ def tar_entries(raw: BinaryIO, budget: Optional[Budget] = None, report: Optional
                 limits: Limits = LIMITS) -> Iterator[Tuple[tarfile.TarInfo, MemberStream]]:
     """Each regular member of a (compressed) tar archive with a bounded stream, in archive
     order. Never raises for the archive's content: look at ``report`` afterwards."""
+    import tarfile
+
     budget = budget or Budget(limits)
     report = report or TarReport(budget)
     stream = open_compressed(raw, budget)
+    errors = _read_errors(tar=True)
     try:
         tf = tarfile.open(fileobj=stream, mode="r|")
     except (tarfile.TarError, OSError, EOFError) as exc:
@@ -334,7 +356,7 @@ def tar_entries(raw: BinaryIO, budget: Optional[Budget] = None, report: Optional
                 member = tf.next()
             except ArchiveLimit:
                 break
-            except (tarfile.TarError, OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
+            except errors as exc:
                 report.truncated = True
                 report.error = f"archive ends early ({exc})"
                 break

@@ -10,9 +10,11 @@ from __future__ import annotations
 import io
 import json
 import os
-import tarfile
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+
+if TYPE_CHECKING:
+    import tarfile
 
 KIND = "ascend-doctor bundle"
 TOP_PREFIX = "ascend-doctor-bundle"
@@ -25,6 +27,8 @@ def write_archive(path: str, top: str, manifest: Dict[str, Any], members: List[T
 
     The archive is written next to ``path`` and renamed into place, so a failed run leaves
     no half-written bundle."""
+    import tarfile  # here and below, not at import: triage reads a manifest without tarfile
+
     part = path + ".part"
     now = int(time.time())
     try:
@@ -40,6 +44,8 @@ def write_archive(path: str, top: str, manifest: Dict[str, Any], members: List[T
 
 
 def _add(tf: tarfile.TarFile, name: str, data: bytes, mtime: int) -> None:
+    import tarfile
+
     info = tarfile.TarInfo(name)
     info.size = len(data)
     info.mtime = mtime
@@ -64,6 +70,8 @@ def bundle_manifest(member_name: str, data: bytes) -> Optional[Dict[str, Any]]:
 
 def read_member(path: str, suffix: str, limit: int = 64 << 20) -> Optional[bytes]:
     """The bytes of the member ``<top>/<suffix>`` of a bundle at ``path``, or None."""
+    import tarfile
+
     try:
         with tarfile.open(path, "r:*") as tf:
             for member in tf:
@@ -80,6 +88,8 @@ def read_member(path: str, suffix: str, limit: int = 64 << 20) -> Optional[bytes
 
 def is_bundle(path: str) -> bool:
     """Whether ``path`` is a bundle archive (its first member is a bundle manifest)."""
+    import tarfile
+
     try:
         with tarfile.open(path, "r|*") as tf:
             for member in tf:

@@ -11,9 +11,8 @@ with memory proportional to its size. Classes are still refused by the caller's
 """
 from __future__ import annotations
 
-import pickletools
 import re
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from .errors import InputError
 from .limits import LIMITS
@@ -23,24 +22,29 @@ from .limits import LIMITS
 #   ("count", k)     a k-byte little-endian unsigned length, then that many bytes
 #   ("scount", 4)    the same with a signed 4-byte length
 #   ("line", 1|2)    one or two newline-terminated lines
-_LAYOUT: Dict[int, Tuple[str, int]] = {}
-for _op in pickletools.opcodes:
-    _code = ord(_op.code.encode("latin-1"))
-    _arg = _op.arg
-    if _arg is None:
-        _LAYOUT[_code] = ("fixed", 0)
-    elif _arg.n >= 0:
-        _LAYOUT[_code] = ("fixed", _arg.n)
-    elif _arg.n == pickletools.UP_TO_NEWLINE:
-        _LAYOUT[_code] = ("line", 2 if _arg.name.endswith("_pair") else 1)
-    elif _arg.n == pickletools.TAKEN_FROM_ARGUMENT1:
-        _LAYOUT[_code] = ("count", 1)
-    elif _arg.n == pickletools.TAKEN_FROM_ARGUMENT4:
-        _LAYOUT[_code] = ("scount", 4)
-    elif _arg.n == pickletools.TAKEN_FROM_ARGUMENT4U:
-        _LAYOUT[_code] = ("count", 4)
-    elif _arg.n == pickletools.TAKEN_FROM_ARGUMENT8U:
-        _LAYOUT[_code] = ("count", 8)
+def _layout() -> Dict[int, Tuple[str, int]]:
+    import pickletools  # with the tables below, built on the first check: not a start-up cost
+
+    layout: Dict[int, Tuple[str, int]] = {}
+    for op in pickletools.opcodes:
+        code = ord(op.code.encode("latin-1"))
+        arg = op.arg
+        if arg is None:
+            layout[code] = ("fixed", 0)
+        elif arg.n >= 0:
+            layout[code] = ("fixed", arg.n)
+        elif arg.n == pickletools.UP_TO_NEWLINE:
+            layout[code] = ("line", 2 if arg.name.endswith("_pair") else 1)
+        elif arg.n == pickletools.TAKEN_FROM_ARGUMENT1:
+            layout[code] = ("count", 1)
+        elif arg.n == pickletools.TAKEN_FROM_ARGUMENT4:
+            layout[code] = ("scount", 4)
+        elif arg.n == pickletools.TAKEN_FROM_ARGUMENT4U:
+            layout[code] = ("count", 4)
+        elif arg.n == pickletools.TAKEN_FROM_ARGUMENT8U:
+            layout[code] = ("count", 8)
+    return layout
+
 
 _PUT_TEXT, _BINPUT, _LONG_BINPUT, _MEMOIZE = b"p"[0], b"q"[0], b"r"[0], b"\x94"[0]
 _LONG4, _STOP, _FRAME = b"\x8b"[0], b"."[0], b"\x95"[0]
@@ -54,11 +58,11 @@ _SHORT_COUNT = -2  # a 1-byte length, then that many bytes (cannot be hostile)
 _SLOW = -1
 
 
-def _table():
+def _table(layout: Dict[int, Tuple[str, int]]) -> List[int]:
     """Per opcode byte: bytes to skip for plain fixed-size opcodes (MEMOIZE included: it has
     no argument), _SHORT_COUNT, or _SLOW for what must be looked at."""
     table = [_SLOW] * 256
-    for code, (kind, size) in _LAYOUT.items():
+    for code, (kind, size) in layout.items():
         if kind == "fixed" and code not in (_BINPUT, _LONG_BINPUT, _FRAME, _STOP) and code not in _REFUSED:
             table[code] = size
         elif kind == "count" and size == 1:
@@ -66,15 +70,12 @@ def _table():
     return table
 
 
-_TABLE = _table()
-
-
-def _plain_runs() -> "re.Pattern[bytes]":
+def _plain_runs(table: List[int]) -> "re.Pattern[bytes]":
     """Runs of up to 4,096 plain opcodes (fixed size, or a short string of up to 15 bytes)
     matched at C speed; the walk below looks at everything else one opcode at a time. The
     run is bounded so that the regular expression engine's bookkeeping stays small."""
     by_size: Dict[int, list] = {}
-    for code, skip in enumerate(_TABLE):
+    for code, skip in enumerate(table):
         if skip >= 0:
             by_size.setdefault(skip, []).append(code)
 
@@ -82,12 +83,21 @@ def _plain_runs() -> "re.Pattern[bytes]":
         return b"[" + b"".join(re.escape(bytes([c])) for c in codes) + b"]"
 
     alts = [cls(codes) + b"." * size for size, codes in sorted(by_size.items())]
-    short = [c for c, skip in enumerate(_TABLE) if skip == _SHORT_COUNT]
+    short = [c for c, skip in enumerate(table) if skip == _SHORT_COUNT]
     alts += [cls(short) + re.escape(bytes([k])) + b"." * k for k in range(16)]
     return re.compile(b"(?:" + b"|".join(alts) + b"){1,4096}", re.DOTALL)
 
 
-_RUNS = _plain_runs()
+_BUILT: List[Tuple[Dict[int, Tuple[str, int]], List[int], "re.Pattern[bytes]"]] = []
+
+
+def _tables() -> Tuple[Dict[int, Tuple[str, int]], List[int], "re.Pattern[bytes]"]:
+    """(layout, table, runs), built on the first check."""
+    if not _BUILT:
+        layout = _layout()
+        table = _table(layout)
+        _BUILT.append((layout, table, _plain_runs(table)))
+    return _BUILT[0]
 
 
 def check_pickle(data: bytes, what: str = "pickle", max_memo: Optional[int] = None,
@@ -102,14 +112,14 @@ def check_pickle(data: bytes, what: str = "pickle", max_memo: Optional[int] = No
     memo table within 8 bytes per byte of input. The object budget: every object costs at
     least one opcode, so a pickle of fewer bytes than ``max_objects`` is within it; a longer
     one has its opcodes counted one by one."""
+    layout, table, plain_runs = _tables()
     memo_cap = LIMITS.pickle_memo if max_memo is None else max_memo
     ops_cap = LIMITS.pickle_objects if max_objects is None else max_objects
     n = len(data)
     counting = n > ops_cap  # only then can the objects outnumber the budget
-    runs = None if counting else _RUNS.match
+    runs = None if counting else plain_runs.match
     pos = 0
     ops = 0
-    table = _TABLE
     frombytes = int.from_bytes
     while pos < n:
         if runs is not None:
@@ -131,7 +141,7 @@ def check_pickle(data: bytes, what: str = "pickle", max_memo: Optional[int] = No
             pos += 1 + data[pos]
             continue
         memo = pos  # the bound a well-formed pickler stays within
-        spec = _LAYOUT.get(code)
+        spec = layout.get(code)
         if spec is None:
             raise InputError(f"{what}: not a pickle (unknown opcode 0x{code:02x} at byte {pos - 1})")
         if counting and ops > ops_cap:

@@ -9,7 +9,7 @@ task-scheduler, DCMI) and the CANN E-code catalog, written in our own words.
 API (stable; the triage engine and ``explain`` use it)::
 
     from ascend_doctor import kb
-    base = kb.load()                      # lazy, cached: parses YAML on first call only
+    base = kb.load()                      # lazy, cached: reads the data on first call only
 
     base.match(text, codes=(), module=None, limit=None) -> List[Match]
         Entries that explain a line or a block, best first. ``codes`` are codes the
@@ -61,7 +61,7 @@ from pathlib import Path
 from typing import Dict, Optional
 
 from ascend_doctor.kb.knowledge import KnowledgeBase
-from ascend_doctor.kb.loader import data_dir_from_env, load_entries
+from ascend_doctor.kb.loader import data_dir_from_env, load_store
 from ascend_doctor.kb.model import (
     CHECK_IDS,
     ROLES,
@@ -101,7 +101,7 @@ def load(data_dir: Optional[str] = None) -> KnowledgeBase:
         with _LOCK:
             base = _CACHE.get(key)
             if base is None:
-                base = KnowledgeBase(load_entries(path), path)
+                base = KnowledgeBase(load_store(path), path)
                 _CACHE[key] = base
     return base
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from ascend_doctor.kb.codes import canonical_keys, extract_codes
-from ascend_doctor.kb.loader import CodeTables, load_code_tables
+from ascend_doctor.kb.loader import ROW_CAUSES, ROW_CODES, ROW_ID, CodeTables, EntryStore, load_code_tables
 from ascend_doctor.kb.matcher import Matcher
 from ascend_doctor.kb.model import CodeInfo, Entry, Match
 
@@ -15,27 +15,33 @@ MAX_CHAIN = 6
 
 
 class KnowledgeBase:
-    def __init__(self, entries: Sequence[Entry], data_dir: Path) -> None:
-        self.entries: List[Entry] = list(entries)
-        self._by_id: Dict[str, Entry] = {e.id: e for e in self.entries}
-        self._matcher = Matcher(self.entries)
+    def __init__(self, entries: Union[EntryStore, Sequence[Entry]], data_dir: Path) -> None:
+        """``entries``: a store (``loader.load_store``: entries built when first asked for) or the entries."""
+        self._store = entries if isinstance(entries, EntryStore) else EntryStore.of(list(entries))
+        self._position = self._store.position
+        self._matcher = Matcher(self._store)
         self._data_dir = data_dir
         self._tables: Optional[CodeTables] = None
         self._lock = threading.Lock()
         self._entry_codes: Dict[str, List[str]] = {}
-        for e in self.entries:
-            for key in e.rule.codes:
-                self._entry_codes.setdefault(key, []).append(e.id)
+        for row in self._store.rows:
+            for key in row[ROW_CODES]:
+                self._entry_codes.setdefault(key, []).append(row[ROW_ID])
 
     # ------------------------------------------------------------ entries
+    @property
+    def entries(self) -> List[Entry]:
+        """All entries (this builds every one; a one-line question never needs them all)."""
+        return self._store.all()
+
     def entry(self, entry_id: str) -> Entry:
         try:
-            return self._by_id[entry_id]
+            return self._store.at(self._position[entry_id])
         except KeyError:
             raise KeyError(f"no KB entry {entry_id!r}") from None
 
     def has_entry(self, entry_id: str) -> bool:
-        return entry_id in self._by_id
+        return entry_id in self._position
 
     def match(
         self,
@@ -55,7 +61,7 @@ class KnowledgeBase:
         out: List[Entry] = []
         for key in self._keys(code):
             for eid in self._entry_codes.get(key, []):
-                entry = self._by_id[eid]
+                entry = self.entry(eid)
                 if entry not in out:
                     out.append(entry)
         out.sort(key=lambda e: e.broad)  # a class's catch-all after the entries that name the code
@@ -63,21 +69,21 @@ class KnowledgeBase:
 
     # ------------------------------------------------------------ causal graph
     def causes_of(self, entry_id: str) -> List[Entry]:
-        return [self._by_id[i] for i in self.entry(entry_id).caused_by]
+        return [self.entry(i) for i in self.entry(entry_id).caused_by]
 
     def effects_of(self, entry_id: str) -> List[Entry]:
-        return [self._by_id[i] for i in self.entry(entry_id).causes]
+        return [self.entry(i) for i in self.entry(entry_id).causes]
 
     def explains(self, cause_id: str, effect_id: str, max_depth: int = MAX_CHAIN) -> bool:
         """Whether ``cause_id`` leads to ``effect_id`` through ``causes:`` edges."""
-        if cause_id not in self._by_id or effect_id not in self._by_id or cause_id == effect_id:
+        if cause_id not in self._position or effect_id not in self._position or cause_id == effect_id:
             return False
         frontier = [cause_id]
         seen = {cause_id}
         for _ in range(max_depth):
             nxt = []
             for eid in frontier:
-                for target in self._by_id[eid].causes:
+                for target in self._store.rows[self._position[eid]][ROW_CAUSES]:
                     if target == effect_id:
                         return True
                     if target not in seen:
@@ -147,6 +153,6 @@ class KnowledgeBase:
         return (best[1], best[2]) if best else None
 
     def stats(self) -> Dict[str, int]:
-        out = {"entries": len(self.entries), "triggers": self._matcher.trigger_count}
+        out = {"entries": len(self._store), "triggers": self._matcher.trigger_count}
         out.update({f"codes.{k}": v for k, v in self.tables.tables.items()})
         return out

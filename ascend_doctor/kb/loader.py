@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from ascend_doctor.inputs import os_message
 from ascend_doctor.kb.codes import canonical_keys, inner_key, ts_key
@@ -51,16 +51,23 @@ def yaml_files(directory: Path) -> List[Path]:
 
 
 # ------------------------------------------------------------------ the compiled form
-# The data files are YAML for people; the package also ships them compiled: one gzipped JSON
-# document (kb/data/compiled.json.gz, written by tools/compile_kb.py) holding every file's
-# parsed content, a stamp (the SHA-256 of the YAML files it was made from) and the name and
-# size of each file. At run time the compiled form is used when the YAML beside it has the
-# same names and sizes (a stat per file: reading and parsing YAML and compiling 400 regexes is
-# what the compiled form saves); otherwise the YAML is read and checked as before. Nothing is
-# written at run time. tests/kb/test_kb_compiled.py checks the stamp (the full content) and
-# that the compiled documents equal the YAML, so the repository never ships a stale one.
-COMPILED = "compiled.json.gz"  # rules and tables: what every run needs
-COMPILED_CODES = "compiled-codes.json.gz"  # the code tables: read only when a code is looked up
+# The data files are YAML for people; the package also ships them compiled by
+# tools/compile_kb.py, as two JSON Lines files: a header line, then one JSON document per line.
+# kb/data/compiled.jsonl: the header holds a stamp (the SHA-256 of the YAML files it was made
+# from), the name and size of each file, the byte offset of every document, one row per entry
+# with what the matcher and the causal graph need (id, codes, literal triggers, edges made
+# symmetric; see ``index_row``) and each trigger's whole word (matcher.whole_word); each rule entry and each family table
+# is a document of its own, parsed when that entry is first asked for: a one-line question
+# builds the few entries its line can match, not all of them. kb/data/compiled-codes.jsonl.gz holds
+# the code tables already decoded (one row per code), read only when a code is looked up.
+# At run time the compiled form is used when the YAML beside it has the same names and sizes (a
+# stat per file); otherwise the YAML is read and checked as before. Nothing is written at run
+# time. tests/kb/test_kb_compiled.py checks the stamp (the full content), that the documents
+# equal the YAML and that the entries and code rows equal those built from the YAML, so the
+# repository never ships a stale one.
+COMPILED = "compiled.jsonl"  # rules and family tables: what every run needs
+COMPILED_CODES = "compiled-codes.jsonl.gz"  # the code tables (gzipped: 1.3 MB of JSON): read only when a code is looked up
+FORMAT = 2  # of the compiled files; another number (an older build) is not read
 SECTIONS = ("rules", "codes", "tables")
 _DOCS: Dict[str, Tuple[Dict[str, Dict[str, Any]], bool]] = {}
 
@@ -87,60 +94,107 @@ def yaml_docs(data_dir: Path) -> Dict[str, Dict[str, Any]]:
     return {section: {p.name: read_yaml(p) for p in yaml_files(data_dir / section)} for section in SECTIONS}
 
 
-def _read_compiled(path: Path) -> Optional[Dict[str, Any]]:
-    import gzip
+class Compiled:
+    """A compiled file: its header and its documents, each parsed when first read."""
+
+    def __init__(self, header: Dict[str, Any], body: bytes) -> None:
+        self.header = header
+        self._body = body
+        self._offsets: List[int] = header["offsets"]
+
+    def doc(self, number: int) -> Any:
+        import json
+
+        return json.loads(self._body[self._offsets[number]:self._offsets[number + 1]])
+
+
+def _read_compiled(path: Path) -> Optional[Compiled]:
     import json
 
     try:
-        blob = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
+        blob = path.read_bytes()
+        if path.suffix == ".gz":
+            import gzip
+
+            blob = gzip.decompress(blob)
+        head, _, body = blob.partition(b"\n")
+        header = json.loads(head)
     except (OSError, ValueError, EOFError):
         return None
-    return blob if isinstance(blob, dict) else None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        return None
+    offsets = header.get("offsets")
+    if not (isinstance(offsets, list) and offsets and offsets[0] == 0 and offsets[-1] == len(body)):
+        return None
+    return Compiled(header, body)
+
+
+def write_compiled(header: Dict[str, Any], docs: List[Any]) -> bytes:
+    """The bytes of a compiled file: ``header`` (with the offsets added, keys sorted) and one line
+    per document (keys in the order of the YAML: a mapping such as an example's captures keeps it)."""
+    import json
+
+    lines = [json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+             for doc in docs]
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    head = json.dumps(dict(header, format=FORMAT, offsets=offsets), sort_keys=True, ensure_ascii=False,
+                      separators=(",", ":")).encode("utf-8")
+    return head + b"\n" + b"".join(lines)
+
+
+class _Section(Mapping):
+    """One section of the compiled documents ({file name: document}), each parsed on first use."""
+
+    def __init__(self, compiled: Compiled, numbers: Dict[str, Any]) -> None:
+        self._compiled, self._numbers, self._parsed = compiled, numbers, {}  # type: ignore[var-annotated]
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._parsed:
+            number = self._numbers[name]
+            # a rules file is stored entry by entry: its document is rebuilt from their numbers
+            doc = {"entries": [self._compiled.doc(n) for n in number]} if isinstance(number, list) else self._compiled.doc(number)
+            self._parsed[name] = doc
+        return self._parsed[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._numbers)
+
+    def __len__(self) -> int:
+        return len(self._numbers)
 
 
 class _Docs(dict):
-    """The compiled documents; the "codes" section is read from its own file when first used."""
+    """The compiled documents; the "codes" section (YAML) is read only if the code tables are
+    not compiled (load_code_tables reads their compiled rows)."""
 
-    def __init__(self, docs: Dict[str, Any], data_dir: Path, stamp: Any) -> None:
-        super().__init__(docs)
-        self._data_dir, self._stamp = data_dir, stamp
+    def __init__(self, compiled: Compiled, data_dir: Path) -> None:
+        files = compiled.header["files"]
+        super().__init__(rules=_Section(compiled, files["rules"]), tables=_Section(compiled, files["tables"]))
+        self.compiled, self._data_dir = compiled, data_dir
 
     def __missing__(self, key: str) -> Any:
         if key != "codes":
             raise KeyError(key)
-        blob = _read_compiled(self._data_dir / COMPILED_CODES)
-        codes = blob.get("codes") if blob and blob.get("stamp") == self._stamp else None
-        if not isinstance(codes, dict):  # missing or from another build: read the YAML of that section
-            codes = {p.name: read_yaml(p) for p in yaml_files(self._data_dir / "codes")}
+        codes = {p.name: read_yaml(p) for p in yaml_files(self._data_dir / "codes")}
         self["codes"] = codes
         return codes
 
 
-def compiled_docs(data_dir: Path) -> Optional[Dict[str, Dict[str, Any]]]:
+def compiled_docs(data_dir: Path) -> Optional[Dict[str, Any]]:
     """The compiled documents when they were made from exactly these YAML files, else None."""
-    blob = _read_compiled(data_dir / COMPILED)
-    if blob is None or blob.get("sizes") != data_sizes(data_dir):
+    compiled = _read_compiled(data_dir / COMPILED)
+    if compiled is None or compiled.header.get("sizes") != data_sizes(data_dir):
         return None
-    docs = blob.get("docs")
-    if not (isinstance(docs, dict) and all(isinstance(docs.get(s), dict) for s in ("rules", "tables"))):
+    files = compiled.header.get("files")
+    if not (isinstance(files, dict) and all(isinstance(files.get(s), dict) for s in ("rules", "tables"))
+            and isinstance(compiled.header.get("entries"), list) and isinstance(compiled.header.get("words"), dict)):
         return None
-    triggers = blob.get("triggers")
-    if isinstance(triggers, dict):
-        _TRIGGERS.update(triggers)
-    return _Docs(docs, data_dir, blob.get("stamp"))
+    return _Docs(compiled, data_dir)
 
 
-_TRIGGERS: Dict[str, Optional[str]] = {}  # regex source -> its literal trigger, shipped in the compiled form
-
-
-def trigger_of(source: str) -> Optional[str]:
-    if source in _TRIGGERS:
-        return _TRIGGERS[source]
-    found = _TRIGGERS[source] = required_literal(source)
-    return found
-
-
-def data_docs(data_dir: Path) -> Tuple[Dict[str, Dict[str, Any]], bool]:
+def data_docs(data_dir: Path) -> Tuple[Dict[str, Any], bool]:
     """(documents, validate): from the compiled form when it is current (already checked when it
     was made), else from the YAML (checked while loading)."""
     key = str(data_dir)
@@ -154,26 +208,88 @@ def data_docs(data_dir: Path) -> Tuple[Dict[str, Dict[str, Any]], bool]:
 
 # ------------------------------------------------------------------ entries
 def load_entries(data_dir: Path = DATA_DIR) -> List[Entry]:
-    if _TABLE_DIR[0] != data_dir:
-        _TABLE_DIR[0] = data_dir
-        _TABLES.clear()
+    """Every entry, built now (the YAML is checked; see ``load_store`` for entries built on demand)."""
+    return load_store(data_dir).all()
+
+
+def load_store(data_dir: Path = DATA_DIR) -> "EntryStore":
+    """The entries of ``data_dir``: from the compiled form, each built when first asked for;
+    from the YAML, all built and checked now."""
+    docs, validate = data_docs(data_dir)
+    if isinstance(docs, _Docs):
+        header = docs.compiled.header
+        return EntryStore(header["entries"], lambda i, row: _compiled_entry(docs.compiled, row, data_dir), header["words"])
     entries: List[Entry] = []
     seen: Dict[str, str] = {}
-    docs, _VALIDATE[0] = data_docs(data_dir)
     for name in sorted(docs["rules"]):
         doc = docs["rules"][name]
-        if _VALIDATE[0]:
+        if validate:
             _check_doc(doc, "RULES_FILE", name)
         for i, raw in enumerate(doc["entries"]):
-            entry = _entry(raw, name, i)
+            entry = _entry(raw, name, i, validate, data_dir)
             if entry.id in seen:
                 raise KBError(f"{name}: {entry.id}: duplicate id (also in {seen[entry.id]})")
             seen[entry.id] = name
             entries.append(entry)
-    return _close_edges(entries)
+    return EntryStore.of(_close_edges(entries))
 
 
-_VALIDATE = [True]  # check the schema and compile every regex (YAML source); the compiled form was checked when made
+# What the matcher and the causal graph know of an entry without building it (a row of the
+# compiled header): its id, where its document is (rules file, position, document number),
+# its codes (canonical keys), its triggers (each pattern's literal and each keyword group's
+# first word, lower-cased), whether a pattern has no trigger, the modules of a module's
+# catch-all, its edges made symmetric, and whether it is a class's catch-all.
+# The last field is each pattern's trigger, in order (what the compiled entry's rule gets).
+(ROW_ID, ROW_PLACE, ROW_CODES, ROW_TRIGGERS, ROW_UNTRIGGERED, ROW_MODULES, ROW_CAUSES, ROW_CAUSED_BY, ROW_BROAD,
+ ROW_PATTERN_TRIGGERS) = range(10)
+
+
+def index_row(entry: Entry, place: Sequence[Any] = ()) -> List[Any]:
+    rule = entry.rule
+    triggers = {p.trigger for p in rule.patterns if p.trigger} | {group[0].lower() for group in rule.keywords}
+    return [entry.id, list(place), list(rule.codes), sorted(triggers), any(not p.trigger for p in rule.patterns),
+            list(rule.modules) if rule.module_only else [], list(entry.causes), list(entry.caused_by), entry.broad,
+            [p.trigger for p in rule.patterns]]
+
+
+class EntryStore:
+    """The entries of a knowledge base by position, each built on first use (and kept).
+
+    ``rows[i]`` is ``index_row`` of entry i: enough to index the matcher, find the entries of a
+    code and walk the causal graph without building any entry."""
+
+    def __init__(self, rows: List[List[Any]], build: Callable[[int, List[Any]], Entry],
+                 words: Optional[Dict[str, Optional[str]]] = None) -> None:
+        self.rows = rows
+        self.words = words  # {trigger: its whole word (matcher.whole_word)}, when shipped compiled
+        self.position: Dict[str, int] = {row[ROW_ID]: i for i, row in enumerate(rows)}
+        self._build = build
+        self._built: Dict[int, Entry] = {}
+
+    @classmethod
+    def of(cls, entries: Sequence[Entry]) -> "EntryStore":
+        """A store of entries already built."""
+        store = cls([index_row(e) for e in entries], lambda i, row: entries[i])
+        store._built = dict(enumerate(entries))
+        return store
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def at(self, i: int) -> Entry:
+        entry = self._built.get(i)
+        if entry is None:  # two threads may both build it: the first one kept is the one every caller gets
+            entry = self._built.setdefault(i, self._build(i, self.rows[i]))
+        return entry
+
+    def all(self) -> List[Entry]:
+        return [self.at(i) for i in range(len(self.rows))]
+
+
+def _compiled_entry(compiled: Compiled, row: List[Any], data_dir: Path) -> Entry:
+    fname, index, number = row[ROW_PLACE]
+    return _entry(compiled.doc(number), fname, index, False, data_dir, (row[ROW_CAUSES], row[ROW_CAUSED_BY]),
+                  row[ROW_PATTERN_TRIGGERS])
 
 
 def _check_doc(raw: Any, spec: str, origin: str, path: str = "") -> None:
@@ -183,8 +299,12 @@ def _check_doc(raw: Any, spec: str, origin: str, path: str = "") -> None:
     check(raw, getattr(schema, spec), origin, path, error=KBError)
 
 
-def _entry(raw: Any, fname: str, index: int = 0) -> Entry:
-    if _VALIDATE[0]:
+def _entry(raw: Any, fname: str, index: int, validate: bool, data_dir: Path,
+           edges: Optional[Tuple[Sequence[str], Sequence[str]]] = None,
+           triggers: Optional[Sequence[Optional[str]]] = None) -> Entry:
+    """An entry from its document; ``validate``: check it first (the YAML path); ``edges``: its
+    causes and caused_by already made symmetric, ``triggers``: its patterns' (the compiled path)."""
+    if validate:
         eid = raw.get("id") if isinstance(raw, dict) else None
         _check_doc(raw, "ENTRY", f"{fname}: {eid if isinstance(eid, str) and eid else f'entries[{index}]'}")
         _relations(raw, f"{fname}: {raw['id']}")
@@ -192,6 +312,7 @@ def _entry(raw: Any, fname: str, index: int = 0) -> Entry:
     fix_raw = raw["fix"]
     family = raw.get("family")
     attach = raw.get("attach")
+    causes, caused_by = edges if edges is not None else (raw.get("causes") or (), raw.get("caused_by") or ())
     return Entry(
         id=raw["id"],
         category=raw["category"],
@@ -202,10 +323,10 @@ def _entry(raw: Any, fname: str, index: int = 0) -> Entry:
         fix=Fix(text=" ".join(fix_raw["text"].split()), commands=tuple(fix_raw.get("commands") or ()),
                 collect=tuple(fix_raw.get("collect") or ())),
         links=tuple(raw.get("links") or ()),
-        causes=tuple(raw.get("causes") or ()),
-        caused_by=tuple(raw.get("caused_by") or ()),
+        causes=tuple(causes),
+        caused_by=tuple(caused_by),
         examples=tuple(_example(x) for x in raw["examples"]),
-        rule=_rule(raw["match"], where),
+        rule=_rule(raw["match"], where, triggers),
         role=raw.get("role") or "cause",
         priority=raw.get("priority") or 0,
         counter_examples=tuple(_example(x) for x in raw.get("counter_examples") or ()),
@@ -214,7 +335,7 @@ def _entry(raw: Any, fname: str, index: int = 0) -> Entry:
         broad=bool(raw.get("broad", False)),
         headline=raw.get("headline") or "",
         attach=None if attach is None else Attach(categories=tuple(attach["categories"]), note=" ".join(attach["note"].split())),
-        family=None if family is None else _family(family, where),
+        family=None if family is None else _family(family, where, validate, data_dir),
     )
 
 
@@ -236,22 +357,23 @@ def _relations(raw: Dict[str, Any], where: str) -> None:
         _compile(source, where)
 
 
-def _family(raw: Dict[str, Any], where: str) -> Family:
-    table = _TABLES.get(raw["table"])
+def _family(raw: Dict[str, Any], where: str, validate: bool, data_dir: Path) -> Family:
+    key = (str(data_dir), raw["table"])
+    table = _TABLES.get(key)
     if table is None:
-        table = _TABLES[raw["table"]] = _read_table(raw["table"], where)
+        table = _TABLES[key] = _read_table(raw["table"], where, validate, data_dir)
     return Family(capture=raw["capture"], table=raw["table"], rows=table[0], default=table[1])
 
 
-_TABLES: Dict[str, Any] = {}
+_TABLES: Dict[Tuple[str, str], Any] = {}
 
 
-def _read_table(name: str, where: str) -> Any:
+def _read_table(name: str, where: str, validate: bool, data_dir: Path) -> Any:
     """A family table (``data/tables/NAME.yaml``): rows of {match: regex, field: text}, and a default."""
-    doc = data_docs(_TABLE_DIR[0])[0]["tables"].get(f"{name}.yaml")
+    doc = data_docs(data_dir)[0]["tables"].get(f"{name}.yaml")
     if doc is None:
         raise KBError(f"{where}: family.table: no table {name} (data/tables/{name}.yaml)")
-    if _VALIDATE[0]:
+    if validate:
         _check_doc(doc, "TABLE", f"{where}: family table {name}")
         for i, row in enumerate(doc["rows"]):
             _compile(row["match"], f"{where}: family table {name}: rows[{i}]")
@@ -263,16 +385,12 @@ def _read_table(name: str, where: str) -> Any:
     return tuple(rows), default
 
 
-_TABLE_DIR = [Path(__file__).resolve().parent / "data"]
-
-
-def _rule(raw: Dict[str, Any], where: str) -> Rule:
+def _rule(raw: Dict[str, Any], where: str, triggers: Optional[Sequence[Optional[str]]] = None) -> Rule:
     patterns: List[Pattern] = []
-    for item in raw.get("patterns") or ():
-        if isinstance(item, str):
-            patterns.append(Pattern(item, trigger_of(item), None))
-        else:
-            patterns.append(Pattern(item["regex"], trigger_of(item["regex"]), item.get("condition")))
+    for i, item in enumerate(raw.get("patterns") or ()):
+        source = item if isinstance(item, str) else item["regex"]
+        trigger = triggers[i] if triggers is not None else required_literal(source)
+        patterns.append(Pattern(source, trigger, None if isinstance(item, str) else item.get("condition")))
     return Rule(
         codes=tuple(canonical_keys(str(code))[0] for code in raw.get("codes") or ()),
         patterns=tuple(patterns),
@@ -363,11 +481,95 @@ class CodeTables:
             yield from infos
 
 
+class _CompiledRows(Mapping):
+    """{canonical key: [CodeInfo]} of the compiled code tables, each key's rows built on first use."""
+
+    def __init__(self, compiled: Compiled, entry_codes: Mapping[str, List[str]]) -> None:
+        self._compiled, self._entry_codes = compiled, entry_codes
+        self._numbers: Dict[str, List[int]] = dict(compiled.header["keys"])
+        self._built: Dict[str, List[CodeInfo]] = {}
+
+    def __getitem__(self, key: str) -> List[CodeInfo]:
+        infos = self._built.get(key)
+        if infos is None:
+            infos = self._built[key] = [code_info(self._compiled.doc(n), self._entry_codes) for n in self._numbers[key]]
+        return infos
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._numbers)
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+
+class _LazyDoc(Mapping):
+    """A mapping stored as one document of a compiled file, parsed on first use."""
+
+    def __init__(self, compiled: Compiled, number: int) -> None:
+        self._compiled, self._number, self._doc = compiled, number, None
+
+    def _get(self) -> Dict[str, Any]:
+        if self._doc is None:
+            self._doc = self._compiled.doc(self._number)
+        return self._doc  # type: ignore[return-value]
+
+    def __getitem__(self, key: str) -> Any:
+        return self._get()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+
+_CODE_DEFAULTS = {"family_title": "", "klass": "", "printed": "", "maps_to": None, "component": "", "advice": "",
+                  "sources": (), "confirmed_by": (), "aliases": ()}
+
+
+def code_row(info: CodeInfo) -> Dict[str, Any]:
+    """A CodeInfo as a document of the compiled code tables, without the fields left at their
+    default (its ``entries`` come from the rules when it is read)."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in info.__dict__.items()
+            if k != "entries" and not (k in _CODE_DEFAULTS and v == _CODE_DEFAULTS[k])}
+
+
+def code_info(row: Dict[str, Any], entry_codes: Mapping[str, List[str]]) -> CodeInfo:
+    fields = {k: tuple(v) if isinstance(v, list) else v for k, v in row.items()}
+    return CodeInfo(**fields, entries=tuple(entry_codes.get(row["key"], [])))
+
+
+def compiled_code_tables(tables: CodeTables, stamp: str) -> bytes:
+    """The compiled code tables (kb/data/compiled-codes.jsonl) of ``tables``, loaded without entry codes."""
+    rows: List[Dict[str, Any]] = []
+    keys = []
+    for key, infos in tables.by_key.items():
+        keys.append([key, list(range(len(rows), len(rows) + len(infos)))])
+        rows.extend(code_row(info) for info in infos)
+    rows.append(tables.by_name)
+    header = {"stamp": stamp, "keys": keys, "by_name": len(rows) - 1, "families": tables.families,
+              "classes": tables.classes, "prefixes": [list(p) for p in tables.prefixes],
+              "tables": [[name, count] for name, count in tables.tables.items()]}
+    import gzip
+
+    return gzip.compress(write_compiled(header, rows), compresslevel=9, mtime=0)
+
+
 def load_code_tables(data_dir: Path = DATA_DIR, entry_codes: Optional[Mapping[str, List[str]]] = None) -> CodeTables:
     tables = CodeTables()
     entry_codes = entry_codes or {}
     docs = []
     all_docs, validate = data_docs(data_dir)
+    if isinstance(all_docs, _Docs):
+        compiled = _read_compiled(data_dir / COMPILED_CODES)
+        if compiled is not None and compiled.header.get("stamp") == all_docs.compiled.header.get("stamp"):
+            header = compiled.header
+            tables.by_key = _CompiledRows(compiled, entry_codes)  # type: ignore[assignment]
+            tables.by_name = _LazyDoc(compiled, header["by_name"])  # type: ignore[assignment]
+            tables.families, tables.classes = header["families"], header["classes"]
+            tables.prefixes = [tuple(p) for p in header["prefixes"]]  # type: ignore[misc]
+            tables.tables = {name: count for name, count in header["tables"]}
+            return tables
     for name, doc in sorted(all_docs["codes"].items()):
         if validate:
             _check_doc(doc, "CODE_TABLE", name)

@@ -11,10 +11,11 @@ triggers worth an ``in`` test.
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from ascend_doctor.kb.codes import canonical_keys, extract_codes
 from ascend_doctor.kb.conditions import CONDITIONS
+from ascend_doctor.kb.loader import ROW_CODES, ROW_MODULES, ROW_TRIGGERS, ROW_UNTRIGGERED, EntryStore
 from ascend_doctor.kb.model import Entry, Match, MatchPart
 
 # Weights: a message pattern says more than a bare code; a generic code says little.
@@ -33,38 +34,30 @@ ROLE_FACTOR = {"cause": 1.0, "symptom": 0.85, "advisory": 0.9, "context": 0.6, "
 
 
 class Matcher:
-    def __init__(self, entries: Sequence[Entry]) -> None:
-        self.entries = list(entries)
+    def __init__(self, entries: Union[EntryStore, Sequence[Entry]]) -> None:
+        # indexed from each entry's row (loader.index_row): an entry is built only when a text reaches it
+        self.entries = entries if isinstance(entries, EntryStore) else EntryStore.of(list(entries))
         self._by_code: Dict[str, List[int]] = {}
         self._by_trigger: Dict[str, List[int]] = {}
         self._always: List[int] = []
         self._by_module: Dict[str, List[int]] = {}
-        for idx, entry in enumerate(self.entries):
-            if entry.rule.module_only:
-                for mod in entry.rule.modules:
-                    self._by_module.setdefault(mod, []).append(idx)
-            for key in entry.rule.codes:
+        for idx, row in enumerate(self.entries.rows):
+            for mod in row[ROW_MODULES]:
+                self._by_module.setdefault(mod, []).append(idx)
+            for key in row[ROW_CODES]:
                 self._by_code.setdefault(key, []).append(idx)
-            triggers: Set[str] = set()
-            untriggered = False
-            for pat in entry.rule.patterns:
-                if pat.trigger:
-                    triggers.add(pat.trigger)
-                else:
-                    untriggered = True
-            for group in entry.rule.keywords:
-                triggers.add(group[0].lower())
-            for trigger in triggers:
+            for trigger in row[ROW_TRIGGERS]:
                 self._by_trigger.setdefault(trigger, []).append(idx)
-            if untriggered:
+            if row[ROW_UNTRIGGERED]:
                 self._always.append(idx)
         self._triggers: Tuple[Tuple[str, Tuple[int, ...]], ...] = tuple(
             (t, tuple(ids)) for t, ids in sorted(self._by_trigger.items())
         )
         self._by_word: Dict[str, List[Tuple[str, Tuple[int, ...]]]] = {}
         self._unindexed: List[Tuple[str, Tuple[int, ...]]] = []
+        words = self.entries.words  # shipped in the compiled form, else found here
         for trigger, ids in self._triggers:
-            word = _whole_word(trigger)
+            word = words[trigger] if words is not None else whole_word(trigger)
             if word:
                 self._by_word.setdefault(word, []).append((trigger, ids))
             else:
@@ -125,7 +118,7 @@ class Matcher:
         if module_up and module_up in self._by_module:
             found.update(self._by_module[module_up])
         for idx in found:
-            entry = self.entries[idx]
+            entry = self.entries.at(idx)
             if lines is None and entry.rule.keywords:
                 lines = text.splitlines() or [text]
             scored = _score(entry, text, low, lines or [], key_set, module_up)
@@ -190,7 +183,7 @@ _WORD = re.compile(r"[a-z0-9_]+")
 _MIN_WORD = 3
 
 
-def _whole_word(trigger: str) -> Optional[str]:
+def whole_word(trigger: str) -> Optional[str]:
     """The longest word of ``trigger`` that any text containing the trigger has as a whole word.
 
     A maximal run of word characters that has a non-word character of the trigger on both

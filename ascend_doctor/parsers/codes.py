@@ -17,10 +17,10 @@ import re
 from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Tuple
 
-from ascend_doctor.parsers.npu_smi import parse_npu_smi_error
+from ascend_doctor.parsers.npu_smi_error import parse_npu_smi_error
 
 from ..inputs import int_or_none as num
-from ..lazyre import lazy
+from ..lazyre import LazyPattern, lazy
 
 # families: acl (aclError / aclnn, 6 digits), cann (E-codes), torch_npu (ERRmmccc),
 # runtime_inner (0x07MMxxxx), ts (short TS retCode), hccl (HcclResult), drv (drvError_t),
@@ -104,7 +104,7 @@ _PHRASES: Dict[str, str] = {
 _VALUE = r"[ \t]*(-?(?:0x[0-9a-f]+|\d+))(?![0-9a-z_])"  # whole numbers only
 
 
-def _phrase_regexes() -> Tuple[Tuple[str, "re.Pattern[str]"], ...]:
+def _phrase_regexes() -> Tuple[Tuple[str, LazyPattern], ...]:
     # one regex per gate word, run only when its gate occurs in the lowered line (an ``in``
     # test costs less than any regex); "code" gates every phrase that contains it
     stems = {p: "code" if "code" in p else re.sub(r"(?: is|[ =:\[])+$", "", p) for p in _PHRASES}
@@ -115,7 +115,7 @@ def _phrase_regexes() -> Tuple[Tuple[str, "re.Pattern[str]"], ...]:
     out = []
     for gate, phrases in sorted(groups.items()):
         alt = "|".join(re.escape(p) for p in sorted(phrases, key=len, reverse=True))
-        out.append((gate, re.compile("(" + alt + ")" + _VALUE)))
+        out.append((gate, lazy("(" + alt + ")" + _VALUE)))
     return tuple(out)
 
 

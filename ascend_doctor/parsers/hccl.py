@@ -26,29 +26,29 @@ from typing import Callable, Dict, List, Optional, Tuple
 from ..inputs import int_or_none as num
 from ..lazyre import lazy
 
-_CLUSTER = re.compile(
+_CLUSTER = lazy(
     r"Cluster Exception Location\[IP/ID\]:\[(?P<ip>[^/\]]*)/(?P<id>[^\]]*)\]"
     r"(?:.*?Discoverer:\[(?P<disc>[^\]]*)\])?(?:.*?ExceptionType:\[(?P<type>[^\]]*)\])?"
 )
-_CRIMER = re.compile(
+_CRIMER = lazy(
     r"local rank \[(?P<local>[^\]]*)\]: crimer rank \[(?P<crimer>[^\]]*)\] status\[(?P<status>[^\]]*)\]"
     r"(?: by informer rank \[(?P<informer>[^\]]*)\])?"
 )
-_DETECT_PAIR = re.compile(
+_DETECT_PAIR = lazy(
     r"srcRank \(server (?P<ss>[^,]+), device ID (?P<sd>\d+)\) fails to connect to dstRank \(server (?P<ds>[^,]+), device ID (?P<dd>\d+)\)"
 )
-_DETECT_HEAD = re.compile(r"CONNECT TIMEOUT DETECT RESULT|DETECT EVENT LIST")
-_NO_ABNORMAL = re.compile(r"No abnormal periods were discovered")
-_AGENTS = re.compile(r"Failed to connect agent\[(?P<ranks>[\d,\s]+)\]")
-_REMOTE = re.compile(r"remote rank:\s?\[(?P<r>[^\]]+)\]")
-_TRANSPORT = re.compile(r"createLink para:\s?rank\[(?P<local>\d+)\].*?(?:remoteRank|dst_rank)\[(?P<remote>\d+)\]")
+_DETECT_HEAD = lazy(r"CONNECT TIMEOUT DETECT RESULT|DETECT EVENT LIST")
+_NO_ABNORMAL = lazy(r"No abnormal periods were discovered")
+_AGENTS = lazy(r"Failed to connect agent\[(?P<ranks>[\d,\s]+)\]")
+_REMOTE = lazy(r"remote rank:\s?\[(?P<r>[^\]]+)\]")
+_TRANSPORT = lazy(r"createLink para:\s?rank\[(?P<local>\d+)\].*?(?:remoteRank|dst_rank)\[(?P<remote>\d+)\]")
 _TAG = lazy(r"tag\[(?P<tag>[^\]]*)\]")
 _GROUP_RANK = lazy(r"rankSize\[(?P<size>\d+)\],\s*rankId\[(?P<rank>\d+)")
 _OPDATA = lazy(r"opData information is .*?deviceId\[(?P<dev>\d+)\], index\[(?P<index>\d+)\], count\[(?P<count>\d+)\](?:.*?dataType\[(?P<dtype>\w+)\])?")
-_LOCAL_RANK = re.compile(r"\[LocalRank Key Info\]userRank\[(?P<rank>\d+)\](?:.*?hostIp\[(?P<ip>[^\]]*)\])?(?:.*?devicePhyId\[(?P<dev>\d+)\])?")
-_INIT_ROOT = re.compile(r"Entry-HcclCommInitRootInfo\w*:\s?ranks\[(?P<n>\d+)\], rank\[(?P<rank>\d+)\](?:.*?identifier\[(?P<group>[^\]]*)\])?(?:.*?deviceLogicId\[(?P<dev>\d+)\])?")
-_TIMEOUT_ENV = re.compile(r"(?P<name>HCCL_EXEC_TIMEOUT|HCCL_CONNECT_TIMEOUT) set by (?:default|\w+)(?: to)? \[(?P<sec>\d+)\]\s?s")
-_TASK_FAILED = re.compile(r"Task run failed")
+_LOCAL_RANK = lazy(r"\[LocalRank Key Info\]userRank\[(?P<rank>\d+)\](?:.*?hostIp\[(?P<ip>[^\]]*)\])?(?:.*?devicePhyId\[(?P<dev>\d+)\])?")
+_INIT_ROOT = lazy(r"Entry-HcclCommInitRootInfo\w*:\s?ranks\[(?P<n>\d+)\], rank\[(?P<rank>\d+)\](?:.*?identifier\[(?P<group>[^\]]*)\])?(?:.*?deviceLogicId\[(?P<dev>\d+)\])?")
+_TIMEOUT_ENV = lazy(r"(?P<name>HCCL_EXEC_TIMEOUT|HCCL_CONNECT_TIMEOUT) set by (?:default|\w+)(?: to)? \[(?P<sec>\d+)\]\s?s")
+_TASK_FAILED = lazy(r"Task run failed")
 
 
 @dataclass

@@ -8,13 +8,13 @@ read by content, never by column offsets, because widths differ between drivers.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from ..inputs import int_or_none as num
 from ..inputs import to_float
 from ..lazyre import lazy
+from .npu_smi_error import NpuSmiError, _ints, parse_npu_smi_error  # noqa: F401  (the failure text: its own module)
 
 HEALTH_VALUES = ("OK", "Warning", "Alarm", "Critical", "UNKNOWN")
 
@@ -22,9 +22,6 @@ _HEADER = lazy(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)")
 _BUS_ID = lazy(r"^(?:[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]|NA|-)$")
 _PAIR = lazy(r"(?<!\d)(\d+)\s*/\s*(\d+)")  # the lookbehind keeps a long digit run linear
 _IDLE = lazy(r"No running processes found in NPU\s+(\d+)")
-_DCMI = re.compile(r"dcmi module initialize failed\.\s*ret is\s*(-?\d+)", re.IGNORECASE)
-_FAILED_EXEC = re.compile(r"Failed to execute npu-smi\s+(.*?)\.\s*ret is\s*(-?\d+)", re.IGNORECASE)
-_CONSOLE_LOG = lazy(r"DrvMngGetConsoleLogLevel failed\.\s*\(([^)]*)\)")
 _INCOMPLETE = "The driver package may not be completely installed"
 
 
@@ -82,15 +79,6 @@ class NpuSmiInfo:
         return sorted(self.chips, key=lambda c: (c.npu_id, c.chip_id))
 
 
-@dataclass
-class NpuSmiError:
-    """What a failing npu-smi printed, reduced to a code and the line that carried it."""
-
-    code: Optional[int]
-    line: str
-    kind: str  # dcmi_init | exec_failed | console_log_level | not_found | unparsed
-
-
 def _cells(line: str) -> List[str]:
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
@@ -100,10 +88,6 @@ def _to_float(text: str) -> Optional[float]:
         return to_float(text)
     except ValueError:
         return None
-
-
-def _ints(text: str) -> List[int]:
-    return [v for v in (num(t, signed=True) for t in re.findall(r"-?\d+", text)) if v is not None]
 
 
 def parse_npu_smi_info(text: str) -> NpuSmiInfo:
@@ -225,20 +209,3 @@ def _process_row(info: NpuSmiInfo, cells: List[str], columns: int) -> None:
             container_pid=cells[4] if len(cells) > 4 and cells[4] not in ("", "NA") else None,
         )
     )
-
-
-def parse_npu_smi_error(text: str) -> Optional[NpuSmiError]:
-    """The most telling failure line in npu-smi output, or None when nothing is recognised."""
-    for pattern, kind in ((_DCMI, "dcmi_init"), (_FAILED_EXEC, "exec_failed")):
-        for line in text.splitlines():
-            m = pattern.search(line)
-            if m:
-                return NpuSmiError(code=num(m.groups()[-1], signed=True), line=line.strip(), kind=kind)
-    for line in text.splitlines():
-        m = _CONSOLE_LOG.search(line)
-        if m:
-            nums = _ints(m.group(1))
-            return NpuSmiError(code=nums[-1] if nums else None, line=line.strip(), kind="console_log_level")
-        if "command not found" in line or "No such file or directory" in line:
-            return NpuSmiError(code=None, line=line.strip(), kind="not_found")
-    return None

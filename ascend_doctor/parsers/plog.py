@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import List, Optional, Tuple
 
 from ..inputs import int_or_none as num
@@ -158,6 +157,8 @@ def ts_to_epoch(ts: Optional[str]) -> Optional[float]:
     """Seconds since the epoch for a plog timestamp (local time taken as given)."""
     if not ts:
         return None
+    from datetime import datetime  # here, not at start-up: a one-line question rarely has a plog time
+
     try:
         base = datetime.strptime(ts[:19], "%Y-%m-%d-%H:%M:%S")
     except ValueError:

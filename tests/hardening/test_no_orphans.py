@@ -136,3 +136,11 @@ def test_no_second_process_runner() -> None:
     offenders = [str(p.relative_to(repo)) for top in ("ascend_doctor", "tools") for p in (repo / top).rglob("*.py")
                  if p.name != "children.py" and pattern.search(p.read_text(encoding="utf-8"))]
     assert offenders == []
+
+
+def test_spawn_defaults_are_subprocess_constants():
+    """children names subprocess's DEVNULL and PIPE by value (subprocess is imported only when a
+    child starts); they must stay the same numbers."""
+    from ascend_doctor import children
+
+    assert (children.DEVNULL, children.PIPE) == (subprocess.DEVNULL, subprocess.PIPE)
