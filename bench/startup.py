@@ -13,40 +13,20 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 from typing import Dict, List
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from wall import wall  # noqa: E402
 
 LINE = "ImportError: libhccl.so: cannot open shared object file: No such file or directory\n"
 
 
-def _kill(proc: "subprocess.Popen[bytes]") -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass
-
-
 def run_once(argv: List[str], env: Dict[str, str]) -> float:
-    """Wall time of one run. The wait blocks in waitpid, and a timer kills the run's process group
-    after 120 s: ``subprocess.run(..., timeout=)`` without pipes waits by polling, with sleeps that
-    grow to 50 ms, so every time it measured was rounded up to the poll after the end (31.5,
-    63.5, 113.5, 163.5 ms ...)."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
-    timer = threading.Timer(120, _kill, (proc,))
-    timer.start()
-    try:
-        proc.wait()
-    finally:
-        timer.cancel()
-    return time.perf_counter() - t0
+    return wall(argv, env, limit=120)
 
 
 def main() -> None:
