@@ -60,13 +60,14 @@ _CUDA_NEW = lazy(
 _CUDA_BARE = lazy(r"(?:CUDA|HIP) out of memory\.")
 # the caching allocator's message retyped or re-wrapped by hand (a doc's "Tried to allocated",
 # "current activate", a line break inside the parentheses): each field read on its own
+# (the lookbehind keeps a size field linear on long digit runs)
 _LOOSE_FIELDS = {
     "req": lazy(r"Tried to allocated? (?P<v>" + _SIZE + r")"),
     "dev": lazy(r"\((?P<flavor>NPU|GPU) (?P<v>\d+);"),
-    "total": lazy(r"(?P<v>" + _SIZE + r") total capacity"),
-    "alloc": lazy(r"(?P<v>" + _SIZE + r") already allocated"),
-    "free": lazy(r"(?P<v>" + _SIZE + r") free\b"),
-    "reserved": lazy(r"(?P<v>" + _SIZE + r") reserved in total by PyTorch"),
+    "total": lazy(r"(?<![\d.])(?P<v>" + _SIZE + r") total capacity"),
+    "alloc": lazy(r"(?<![\d.])(?P<v>" + _SIZE + r") already allocated"),
+    "free": lazy(r"(?<![\d.])(?P<v>" + _SIZE + r") free\b"),
+    "reserved": lazy(r"(?<![\d.])(?P<v>" + _SIZE + r") reserved in total by PyTorch"),
 }
 # 2.1+ CUDA text: every process on the GPU ("Process 445260 has 36.53 GiB memory in use."),
 # or only this one ("Including non-PyTorch memory, this process has 74.08 GiB memory in use.")
