@@ -60,6 +60,7 @@ _CUDA_NEW = lazy(
 _CUDA_BARE = lazy(r"(?:CUDA|HIP) out of memory\.")
 # the caching allocator's message retyped or re-wrapped by hand (a doc's "Tried to allocated",
 # "current activate", a line break inside the parentheses): each field read on its own
+# (the lookbehind keeps a size field linear on long digit runs)
 _LOOSE_FIELDS = {
     "req": lazy(r"Tried to allocated? (?P<v>" + _SIZE + r")"),
     "dev": lazy(r"\((?P<flavor>NPU|GPU) (?P<v>\d+);"),
