@@ -64,7 +64,6 @@ _CUDA_BARE = lazy(r"(?:CUDA|HIP) out of memory\.")
 _LOOSE_FIELDS = {
     "req": lazy(r"Tried to allocated? (?P<v>" + _SIZE + r")"),
     "dev": lazy(r"\((?P<flavor>NPU|GPU) (?P<v>\d+);"),
-    # the lookbehind keeps a search linear on long digit runs (no restart inside a number)
     "total": lazy(r"(?<![\d.])(?P<v>" + _SIZE + r") total capacity"),
     "alloc": lazy(r"(?<![\d.])(?P<v>" + _SIZE + r") already allocated"),
     "free": lazy(r"(?<![\d.])(?P<v>" + _SIZE + r") free\b"),

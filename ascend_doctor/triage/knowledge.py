@@ -194,7 +194,7 @@ def _confidence(best: Any, failures: List[Any]) -> Tuple[str, Optional[Dict[str,
         confidence = "low" if best.score <= 3.5 or close else "medium"
     runner = None
     if other is not None and best.score - other.score < 4.0:
-        runner = {"kb": other.entry.id, "category": other.entry.category, "title": other.entry.title}
+        runner = {"kb": other.entry.id, "category": other.entry.category, "title": _named(other.entry, other.captures)}
     return confidence, runner
 
 
@@ -209,11 +209,29 @@ def _fill(template: str, values: Dict[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]) if values.get(m.group(1)) is not None else m.group(0), template)
 
 
-def _verdict(entry: Any, role: str, weight: int, captures: Dict[str, str], confidence: str,
-             runner: Optional[Dict[str, str]], headline: str = "") -> Verdict:
+def _values(entry: Any, captures: Dict[str, str]) -> Dict[str, str]:
+    """What an entry's templates are filled from: the captures, and its family table's row."""
     values = dict(captures)
     if entry.family is not None:
         values.update(entry.family.lookup(captures.get(entry.family.capture)))
+    return values
+
+
+def _named(entry: Any, captures: Dict[str, str]) -> str:
+    """An entry's title with what the line gave; when the line left a placeholder empty, the
+    entry's cause (which names no placeholder) stands in, else the title without it."""
+    title = _fill(entry.title, _values(entry, captures))
+    if not _PLACEHOLDER.search(title):
+        return title
+    cause = (entry.cause or "").strip()
+    if cause and not _PLACEHOLDER.search(cause):
+        return cause
+    return " ".join(_PLACEHOLDER.sub("", title).replace("()", "").split())
+
+
+def _verdict(entry: Any, role: str, weight: int, captures: Dict[str, str], confidence: str,
+             runner: Optional[Dict[str, str]], headline: str = "") -> Verdict:
+    values = _values(entry, captures)
     fix = entry.fix
     attach = entry.attach
     category = values.get("category") if values.get("category") in CATEGORIES else entry.category

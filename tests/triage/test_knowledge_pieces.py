@@ -11,7 +11,8 @@ CRIMER = ("[INFO] HCCL(686,python):2025-10-23-07:52:59.191.363 [heartbeat.cc:951
 
 
 def _m(role, category="hccl_comm", score=10.0, kb="x.y"):
-    return SimpleNamespace(entry=SimpleNamespace(role=role, category=category, id=kb, title=kb), score=score)
+    return SimpleNamespace(entry=SimpleNamespace(role=role, category=category, id=kb, title=kb, cause=None, family=None),
+                           score=score, captures={})
 
 
 def test_role_of_the_best_match():
@@ -33,3 +34,23 @@ def test_confidence_and_runner_up():
     weak = _m("cause", score=3.0)
     assert _confidence(weak, [weak]) == ("low", None)
     assert _confidence(_m("cause", score=6.0), [_m("cause", score=6.0)])[0] == "medium"
+
+
+def test_a_runner_up_title_never_shows_an_empty_placeholder():
+    from ascend_doctor import kb
+    from ascend_doctor.triage.knowledge import _named
+
+    base = kb.load()
+    for entry in base.entries:
+        name = _named(entry, {})
+        assert "{" not in name and "}" not in name or "{" in (entry.cause or ""), (entry.id, name)
+        assert name.strip(), entry.id
+
+
+def test_a_wrapper_gives_way_to_a_cause_of_the_same_event():
+    from ascend_doctor.triage.knowledge import _cause_before_wrapper
+
+    wrapper, cause, symptom = _m("wrapper", score=12.0), _m("cause", score=5.0), _m("symptom", score=8.0)
+    assert _cause_before_wrapper([wrapper, symptom, cause]) == [cause, wrapper, symptom]
+    assert _cause_before_wrapper([wrapper, symptom]) == [wrapper, symptom]  # nothing better to say
+    assert _cause_before_wrapper([cause, wrapper]) == [cause, wrapper]

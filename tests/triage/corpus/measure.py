@@ -100,6 +100,12 @@ def render(s: Dict[str, object]) -> str:
 
 
 def main(argv: List[str]) -> int:
+    if any(a in ("-h", "--help") for a in argv) or any(a.startswith("-") and a not in ("--part", "--misses") for a in argv):
+        print(__doc__.strip())  # never measure (and print the test part) on a mistyped request
+        return 0 if any(a in ("-h", "--help") for a in argv) else 2
+    if "--part" in argv and argv[argv.index("--part") + 1:argv.index("--part") + 2] not in (["dev"], ["test"]):
+        print("--part takes dev or test", file=sys.stderr)
+        return 2
     outcomes = measure()
     parts = [argv[argv.index("--part") + 1]] if "--part" in argv else ["dev", "test"]
     for p in parts:
