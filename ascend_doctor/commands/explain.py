@@ -234,8 +234,9 @@ class _Lines:
     markup; off a terminal (no styles) rich prints just the strings, so they are written as they
     are without importing rich (a fifth of an ``explain``). A line with a string rich would not
     print as it is still goes through rich, so the output stays the same: a control character
-    (rich drops some and expands tabs), a backslash at the end, or backslashes before a ``[``
-    that ``escape`` does not carry through (tests/kb/test_explain_plain_text.py)."""
+    (rich drops some and expands tabs), a backslash at the end, or a backslash with a tag-like
+    ``[``, whose escaping changed between rich releases (tests/kb/test_explain_plain_text.py; CI runs
+    it on the newest and the oldest rich allowed)."""
 
     def __init__(self, out: TextIO, styled: bool) -> None:
         self._out = out
@@ -249,15 +250,24 @@ class _Lines:
 
     def __call__(self, *parts: Any) -> None:
         texts = [t for p in parts for t in (p[1:] if isinstance(p, tuple) else (p,))]
-        if self._console is None and not any(_NOT_AS_IS.search(t) for t in texts):
+        if self._console is None and all(_as_is(t) for t in texts):
             self._out.write("".join(texts) + "\n")
             return
         self.console.print("".join(f"[{p[0]}]{''.join(escape(t) for t in p[1:])}[/{p[0]}]" if isinstance(p, tuple) else escape(p)
                                    for p in parts))
 
 
-# two or more backslashes before "[", one before what rich reads as a tag, one at the end, a control character
-_NOT_AS_IS = re.compile(r"\\\\\[|\\\[[a-z#/@][^\[]*?\]|\\$|[\x00-\x1f\x7f]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_TAG_LIKE = re.compile(r"\[[a-z#/@]")  # what rich's markup (12.0 and later) may read as a tag
+
+
+def _as_is(text: str) -> bool:
+    """Whether rich prints ``escape(text)`` as ``text``: no control character and, when there is
+    a backslash, none at the end, none doubled before a ``[`` and no tag-like ``[`` anywhere (how
+    escape treats backslashes near a tag changed between rich releases)."""
+    if "\\" not in text:
+        return not _CONTROL.search(text)
+    return not (_CONTROL.search(text) or text.endswith("\\") or "\\\\[" in text or _TAG_LIKE.search(text))
 
 
 def render_text(result: Dict[str, Any], out: TextIO, styled: Optional[bool] = None) -> None:
