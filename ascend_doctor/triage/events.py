@@ -287,23 +287,24 @@ def _console_events(source: Source, lines: Iterator[Tuple[int, bytes]], claim: O
                 ev = _traceback_event(source, tb, ctx)
                 if ev is not None:
                     records.append(ev)
+            ev = None
             whole = wrapped.feed(text)
-            if whole is not None and _attach(wrapped, whole, lineno, text, asm):
-                continue
-            if whole is not None:  # its first line was no event by itself (a retyped head): the joined text is
+            if whole is not None and not _attach(wrapped, whole, lineno, text, asm):
+                # the message's first line was no event by itself (a retyped head): the joined text is
                 ev = _line_event(source, wrapped.start, wrapped.text, prefix.pid, prefix.rank, prefix.worker, claim)
                 if ev is not None:
                     ev.end_line = lineno
-                    for done in asm.add(ev):
-                        yield done
-                    continue
-            ev = _line_event(source, lineno, text, prefix.pid, prefix.rank, prefix.worker, claim)
+                else:
+                    whole = None
+            if whole is None:
+                ev = _line_event(source, lineno, text, prefix.pid, prefix.rank, prefix.worker, claim)
             if ev is not None:
                 records.append(ev)
             for rec in sorted(records, key=lambda e: e.line):
                 for done in asm.add(rec):
                     yield done
-            wrapped.begin(lineno, text)
+            if whole is None:
+                wrapped.begin(lineno, text)
     for block in cann.close():
         for done in asm.add(_block_event(source, block, ctx)):
             yield done
