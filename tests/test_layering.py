@@ -37,8 +37,10 @@ LAYERS: List[Set[str]] = [
 ]
 # units whose function-level imports are by design: the verb dispatch and optional renderers
 LAZY_ALLOWED = {"commands", "cli", "launch"}
-# modules that pull torch (or another heavy optional dependency) in when imported
-HEAVY = {"ascend_doctor.opcheck.recorder"}
+# modules that pull torch (or another heavy optional dependency) in when imported, and the
+# triage engine with its parsers and knowledge base, which `check` needs only when the host has logs
+HEAVY = {"ascend_doctor.opcheck.recorder",
+         "ascend_doctor.triage.engine", "ascend_doctor.triage.render", "ascend_doctor.triage.sources"}
 
 
 def _modules(package: str) -> Iterator[Tuple[str, Path]]:

@@ -14,9 +14,6 @@ from typing import List, Optional, Tuple
 from ..host import ReadError
 from ..model import Evidence, Fix
 from ..parsers.plog import parse_plog_file_name
-from ..triage.engine import triage_walk
-from ..triage.render import root_cause_line
-from ..triage.sources import Source, Walk, describe
 from .base import Context, Result, check, ok, skip, warn
 from .environment import toolkit_commands
 
@@ -75,6 +72,12 @@ def recent_errors(ctx: Context) -> Result:
     files = recent_log_files(ctx, root)
     if not files:
         return skip(f"no plog files under {root}")
+    # the triage engine (every parser and the knowledge base, a tenth of a plain `check`) is
+    # loaded only when there are logs to read
+    from ..triage.engine import triage_walk
+    from ..triage.render import root_cause_line
+    from ..triage.sources import Source, Walk, describe
+
     walk = Walk()
     budget = MAX_BYTES
     for path, size in files:
