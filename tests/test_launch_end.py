@@ -3,21 +3,13 @@ teardown (ascend_doctor/launch.py ``run``): same stdout, stderr and exit code as
 flushed to a pipe, and the ordinary exit whenever an exit handler other than children's is set."""
 from __future__ import annotations
 
-import re
-import subprocess
-import sys
 
 import pytest
 
-LINE = "ImportError: libhccl.so: cannot open shared object file: No such file or directory\n"
-MAIN = "import sys; from ascend_doctor.launch import main; sys.argv[0] = 'ascend-doctor'; main()"
+from .test_launch import FAST as MAIN
+from .test_launch import LINE, _run
+
 RUN = "import sys; from ascend_doctor.launch import run; sys.argv[0] = 'ascend-doctor'; run()"
-_SECONDS = re.compile(r"in \d+\.\d\d s|\"seconds\": [\d.]+")  # timings differ from run to run
-
-
-def _run(prog, args, cwd):
-    proc = subprocess.run([sys.executable, "-c", prog, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
-    return proc.returncode, _SECONDS.sub("<t>", proc.stdout), proc.stderr
 
 
 @pytest.mark.parametrize("args", [
