@@ -9,6 +9,7 @@ development part only; the test part is measured, never tuned to.
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from ascend_doctor.model import CATEGORIES
 
@@ -49,3 +50,24 @@ def test_accuracy_and_no_silence(outcomes, which, capsys):
         print("\n" + render(s))
     assert s["none"] == 0, f"{which}: {s['none']} pastes got 'no incidents'"
     assert s["accuracy"] >= FLOORS[which], f"{which}: top-1 accuracy {s['accuracy']:.3f} below {FLOORS[which]}"
+
+
+def test_a_fresh_round_is_measured_before_it_joins_and_never_twice(tmp_path, capsys):
+    from .corpus.measure import main
+
+    known = CASES[0]
+    new = {k: known[k] for k in ("url", "category", "cause", "basis", "paste")}
+    new["id"] = known["id"] + "-fresh-copy"
+    (tmp_path / "round.yaml").write_text(yaml.safe_dump([new], allow_unicode=True), encoding="utf-8")
+    assert main(["--fresh", str(tmp_path / "round.yaml")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    score = out[0].split()[1]
+    assert out[0].startswith("fresh: ") and score in ("0/1", "1/1")
+    mine, other = part(known["url"]), {"dev": "test", "test": "dev"}[part(known["url"])]
+    assert f"  {mine}: {score}" in out and f"  {other}: 0/0" in out
+    assert any(line.startswith("  MISS ") for line in out) == (mine == "dev" and score == "0/1")
+
+    (tmp_path / "again.yaml").write_text(yaml.safe_dump([known | {"file": None}]), encoding="utf-8")
+    assert main(["--fresh", str(tmp_path / "again.yaml")]) == 2
+    assert "already in the corpus: " + known["id"] in capsys.readouterr().out
+    assert main(["--fresh", str(tmp_path / "missing.yaml")]) == 2

@@ -1,10 +1,15 @@
 """Triage every case of the real-failure corpus and measure it, per part (PROTOCOL.md).
 
     python -m tests.triage.corpus.measure [--part dev|test] [--misses]
+    python -m tests.triage.corpus.measure --fresh FILE [FILE ...]
 
 prints top-1 category accuracy, the rate of "no incidents", and the confusion matrix for
 each part. The test part is for measuring only: read its misses to record them, never to
 write a rule (PROTOCOL.md, "The split").
+
+``--fresh`` triages a collection round that is not in ``cases/`` yet (files in the same
+format), before any rule is written from it: the figure for both parts together, the
+development misses by name, the test misses only counted (PROTOCOL.md, "Fresh cases").
 """
 from __future__ import annotations
 
@@ -40,9 +45,9 @@ class Outcome:
         return self.got == self.case["category"]
 
 
-def load_cases() -> List[Dict[str, str]]:
+def load_cases(paths: Optional[List[Path]] = None) -> List[Dict[str, str]]:
     cases: List[Dict[str, str]] = []
-    for path in sorted((HERE / "cases").glob("*.yaml")):
+    for path in paths if paths is not None else sorted((HERE / "cases").glob("*.yaml")):
         for case in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
             case["file"] = path.name
             cases.append(case)
@@ -99,7 +104,37 @@ def render(s: Dict[str, object]) -> str:
     return "\n".join(lines)
 
 
+def fresh(paths: List[Path]) -> List[str]:
+    """The report on a round that is not in the corpus yet."""
+    known = {c["id"] for c in load_cases()}
+    cases = load_cases(paths)
+    repeated = sorted(c["id"] for c in cases if c["id"] in known)
+    if repeated:
+        return ["already in the corpus: " + ", ".join(repeated)]
+    outcomes = measure(cases)
+    right = sum(o.right for o in outcomes)
+    none = sum(o.got == "none" for o in outcomes)
+    lines = [f"fresh: {right}/{len(outcomes)} top-1 category right "
+             f"({100 * right / len(outcomes) if outcomes else 0:.1f} %), 'no incidents' on {none}"]
+    for p in ("dev", "test"):
+        mine = [o for o in outcomes if o.part == p]
+        lines.append(f"  {p}: {sum(o.right for o in mine)}/{len(mine)}")
+    lines += [f"  MISS {o.case['id']}: want {o.case['category']} got {o.got} ({o.kb or o.title})"
+              for o in outcomes if o.part == "dev" and not o.right]
+    return lines
+
+
 def main(argv: List[str]) -> int:
+    if argv[:1] == ["--fresh"]:
+        paths = [Path(a) for a in argv[1:]]
+        missing = [str(p) for p in paths if not p.is_file()]
+        if not paths or missing:
+            print("--fresh takes the case files of a new round" + (": not a file: " + ", ".join(missing) if missing else ""),
+                  file=sys.stderr)
+            return 2
+        report = fresh(paths)
+        print("\n".join(report))
+        return 2 if report[0].startswith("already") else 0
     if any(a in ("-h", "--help") for a in argv) or any(a.startswith("-") and a not in ("--part", "--misses") for a in argv):
         print(__doc__.strip())  # never measure (and print the test part) on a mistyped request
         return 0 if any(a in ("-h", "--help") for a in argv) else 2
