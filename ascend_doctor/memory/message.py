@@ -24,7 +24,7 @@ from typing import BinaryIO, Iterable, List, Optional, Tuple
 from ..inputs import int_or_none as num
 from ..parsers.oom_text import OomRecord, WrappedOom, continues, parse_oom
 from ..parsers.plog import parse_plog_line
-from ..parsers.prefixes import strip_prefixes
+from ..parsers.prefixes import strip_prefixes, unwrap
 from ..triage.events import sniff_plog
 from ..triage.reader import Counter, decode_line, looks_binary, scan_candidates
 from ..triage.sources import InputError, tar_members, walk_inputs
@@ -132,6 +132,7 @@ def _pid_of(raw: str, inner: str, prefix_pid: Optional[int]) -> Optional[int]:
 
 
 def _scan_line(facts: LogFacts, name: str, lineno: int, raw: str) -> None:
+    raw = unwrap(raw)
     inner, prefix = strip_prefixes(raw)
     text = inner.strip()
     where = Where(name, lineno, text[:2000])

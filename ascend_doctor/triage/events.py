@@ -27,7 +27,7 @@ from ..parsers.error_shapes import looks_like_error
 from ..parsers.hccl import HcclRecord, parse_hccl_line
 from ..parsers.oom_text import OomRecord, WrappedOom, parse_oom
 from ..parsers.plog import PlogLine, parse_plog_line, ts_to_epoch
-from ..parsers.prefixes import strip_prefixes
+from ..parsers.prefixes import strip_prefixes, unwrap
 from ..parsers.torch_npu_error import TorchNpuRecord, parse_torch_npu_line
 from ..parsers.traceback import PyTraceback, TracebackParser
 from .reader import Counter, decode_line, iter_lines, scan_candidates
@@ -317,9 +317,12 @@ def _console_events(source: Source, lines: Iterator[Tuple[int, bytes]], claim: O
 
 
 def _split_escaped(text: str) -> List[str]:
+    text = unwrap(text)
+    if "\n" in text:  # a Docker record whose log held several lines
+        return [p for part in text.split("\n") for p in _split_escaped(part)]
     # JSON-escaped tracebacks put a whole error on one line with literal \n between its lines
     if "\\n" in text and ("[ERROR]" in text or "Error" in text or "error code" in text):
-        return text.split("\\n")
+        return [part.replace('\\"', '"').replace("\\t", "\t") for part in text.split("\\n")]
     return [text]
 
 

@@ -175,7 +175,7 @@ def looks_binary(head: bytes) -> bool:
     sample = head[:8192]
     if sample.count(b"\x00") > max(1, len(sample) // 100):
         return True
-    control = sum(1 for b in sample if b < 9 or 13 < b < 32 or b == 127)
+    control = sum(1 for b in sample if b < 9 or 13 < b < 27 or 27 < b < 32 or b == 127)  # ESC: colour codes
     if control > len(sample) // 20:
         return True
     try:

@@ -8,7 +8,7 @@ from ascend_doctor.parsers.codes import find_codes
 from ascend_doctor.parsers.hccl import parse_hccl_line
 from ascend_doctor.parsers.oom_text import classify, parse_oom, size_to_bytes
 from ascend_doctor.parsers.plog import parse_plog_file_name, parse_plog_line, ts_to_epoch
-from ascend_doctor.parsers.prefixes import strip_prefixes
+from ascend_doctor.parsers.prefixes import strip_prefixes, unwrap
 from ascend_doctor.parsers.torch_npu_error import parse_torch_npu_line
 from ascend_doctor.parsers.traceback import TracebackParser
 
@@ -224,6 +224,50 @@ def test_hccl_records():
     assert (task.kind, task.device, task.op_index, task.op_count) == ("task_failed", 2, 21, 256)
     link = parse_hccl_line("[ERROR] HCCL(80812,):2026-06-17-02:21:43.853.333 [transport_manager.cc:954] [86231][InitChannelStage][RunFailed]Transport init error! createLink para:rank[7]-localUserrank[7]-localIpAddr[80.5.5.39/7], remoteRank[15]-remoteUserrank[15]-remoteIpAddr[80.5.5.67/7], machineType[0], linkMode[1], isUsedRdma[1], tag[AllGather_group_name_119]")
     assert (link.kind, link.rank, link.tag) == ("transport", 15, "AllGather_group_name_119")  # vllm-ascend#10591
+
+
+# --- what a paste went through on its way to us (each line from the page named beside it)
+PASTE_SHAPES = [
+    # colour codes whose escape character was lost (gpustack/gpustack#4194)
+    ("36m(EngineCore_DP0 pid=820)0m ERROR 01-08 09:17:07 [core.py:708] EngineCore failed to start.",
+     "EngineCore failed to start.", "https://github.com/gpustack/gpustack/issues/4194"),
+    # vLLM-Omni's stage prefix (vllm-project/vllm-omni#2898)
+    ("[Stage-1] ERROR 04-18 15:43:35 [multiproc_executor.py:800] WorkerProc failed to start.",
+     "WorkerProc failed to start.", "https://github.com/vllm-project/vllm-omni/issues/2898"),
+    # quoted in a reply (vllm-project/vllm-omni#1199)
+    ("> [Stage-0] INFO 02-05 01:26:06 [npu_worker.py:57] Worker 0: Initialized device and distributed environment.",
+     "Worker 0: Initialized device and distributed environment.", "https://github.com/vllm-project/vllm-omni/issues/1199"),
+    # cat -n (wangshuai09/vllm#9)
+    ("   322\t+ ray status", "+ ray status", "https://github.com/wangshuai09/vllm/issues/9"),
+    # the CRI log format (kubernetes pkg/kubelet/kuberuntime/logs/logs.go; the design proposal's example)
+    ("2016-10-06T00:17:09.669794202Z stdout P log content 1", "log content 1",
+     "https://github.com/kubernetes/design-proposals-archive/blob/main/node/kubelet-cri-logging.md"),
+    # kubectl logs --timestamps (gitlab-com/support/toolbox/kubesos!50)
+    ('2025-11-05T00:40:00.149897031+07:00 {"component": "gitlab"}', '{"component": "gitlab"}',
+     "https://gitlab.com/gitlab-com/support/toolbox/kubesos/-/merge_requests/50"),
+]
+
+
+@pytest.mark.parametrize("raw,inner,source", PASTE_SHAPES, ids=[s[2].rsplit("/", 2)[-2] for s in PASTE_SHAPES])
+def test_what_a_paste_went_through_is_peeled(raw, inner, source):
+    assert strip_prefixes(raw)[0] == inner, source
+
+
+def test_a_quote_keeps_the_indentation_of_a_block_and_python_prompts_stay():
+    assert strip_prefixes(">         TraceBack (most recent call last):")[0] == "        TraceBack (most recent call last):"
+    assert strip_prefixes("> > ERROR: x")[0] == "ERROR: x"
+    assert strip_prefixes(">>> import torch_npu")[0] == ">>> import torch_npu"
+    assert strip_prefixes("36m(EngineCore_DP0 pid=820)0m x")[1].pid == 820
+
+
+def test_encoded_lines_are_unwrapped():
+    # Docker's json-file driver (https://docs.docker.com/engine/logging/drivers/json-file/)
+    assert unwrap('{"log":"Log line is here\\n","stream":"stdout","time":"2019-01-01T11:11:11.111111111Z"}') == "Log line is here"
+    assert unwrap("ModuleNotFoundError: No module named &#39;acl&#39; &amp; &#x27;x&#x27; &quot;y&quot; &lt;z&gt;") == \
+        "ModuleNotFoundError: No module named 'acl' & 'x' \"y\" <z>"
+    assert unwrap("\x1b[1;31mERROR\x1b[0m 05-06 10:00:01 [core.py:1] boom") == "ERROR 05-06 10:00:01 [core.py:1] boom"
+    for hostile in ('{"log": 5}', '{"log":"unterminated', "&#0; &#99999999; &#xD800;", "&bogus;"):
+        assert unwrap(hostile) == hostile
 
 
 # --- prefixes and tracebacks

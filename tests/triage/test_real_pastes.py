@@ -90,3 +90,22 @@ def test_a_wrapper_gives_way_to_the_cause_its_block_names():
         "B=[16], N=[20], Sq=[1500], Skv=[1500], supported atten_mask shape can be [B, N, Sq, Skv], [B, 1, Sq, Skv], [1, 1, Sq, Skv] and [S\n")
     assert first["category"] == "unsupported_op", first
     assert first["evidence"][0]["line"] == 1  # the incident still opens at the call that failed
+
+
+def test_a_paste_that_went_through_a_log_pipeline_reads_as_the_plain_one():
+    # an import failure as Docker's json-file driver stores it, as a colour terminal relayed it with
+    # the escape character lost (gpustack#4194's shape), quoted in a reply, and HTML-escaped: the
+    # same incident, the same evidence
+    # (https://github.com/Ascend/MindSpeed-MM/blob/master/docs/zh/troubleshooting.md)
+    plain = "ModuleNotFoundError: No module named 'acl'\n"
+    want = _first(plain)
+    assert want["kb"] == "env.pyacl_missing", want
+    docker = "".join(json.dumps({"log": line + "\n", "stream": "stderr", "time": "2026-09-15T13:02:43.000000001Z"}) + "\n"
+                     for line in plain.splitlines())
+    colour = "".join("36m(EngineCore_DP0 pid=820)0m " + line + "\n" for line in plain.splitlines())
+    quoted = "".join("> " + line + "\n" for line in plain.splitlines())
+    escaped = plain.replace("'", "&#39;").replace('"', "&quot;")
+    for text in (docker, colour, quoted, escaped):
+        got = _first(text)
+        assert (got["kb"], got["title"]) == (want["kb"], want["title"]), text
+        assert [e["text"] for e in got["evidence"]] == [e["text"] for e in want["evidence"]], text
