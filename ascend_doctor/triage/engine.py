@@ -12,12 +12,15 @@ import time
 from dataclasses import dataclass, field
 from typing import BinaryIO, Dict, List, Optional, Tuple
 
+from ..parsers.stack_text import StackFact
 from .events import Event, extract, sniff_plog
 from .incidents import Incident, build_incidents, link_by_kb, merge_console_duplicates, order_incidents, relate_fallbacks, scope_events
 from .knowledge import Knowledge
 from .ranks import JobAnalysis, ProcessInfo, analyse
 from .reader import Counter, looks_binary
 from .sources import InputError, Skipped, Source, Walk, os_error_reason, tar_members, walk_inputs
+from .stack import Located, latest, place
+from .stack import judge as judge_stack
 
 MAX_DISTINCT_EVENTS = 20000
 
@@ -80,8 +83,13 @@ class _Collector:
         self.processes: Dict[Tuple[str, int], ProcessInfo] = {}
         self.pid_origins: Dict[int, List[str]] = {}
         self.starts: Dict[Tuple[str, int], List[float]] = {}  # log-framework start times per process
+        self.stack: List[Located] = []  # versions the input names (triage.stack judges them)
 
     def add(self, ev: Event) -> None:
+        if ev.kind == "stack":
+            if len(self.stack) < 256:
+                self.stack.append((ev.file, StackFact(ev.module or "", ev.detail, ev.line, ev.text)))
+            return
         if ev.kind == "marker":  # a process (re)start: not an error, but it bounds which errors count
             if ev.pid is not None and ev.epoch is not None and len(self.starts.setdefault((ev.origin, ev.pid), [])) < 64:
                 self.starts[(ev.origin, ev.pid)].append(ev.epoch)
@@ -147,6 +155,7 @@ class _Collector:
                     mine_trees.append(tree)
         for key, times in other.starts.items():
             self.starts.setdefault(key, []).extend(times[:64])
+        self.stack.extend(other.stack[:max(256 - len(self.stack), 0)])
 
     def _learn(self, ev: Event) -> None:
         if ev.pid is None:
@@ -214,6 +223,9 @@ def triage_walk(walk: Walk, knowledge: Optional[Knowledge] = None, start: Option
     job.notes.extend(quiet_notes[:20])
     link_by_kb(incidents, knowledge)
     ordered = order_incidents(incidents + ([job.first] if job.first is not None and job.first.synthetic else []), job.first)
+    named = judge_stack(latest(col.stack, index)) if col.stack else None
+    if named is not None:
+        ordered = place(named, ordered)
     stats.skipped = walk.skipped
     stats.skipped_count = walk.skipped_count
     stats.seconds = time.monotonic() - start

@@ -28,6 +28,7 @@ from ..parsers.hccl import HcclRecord, parse_hccl_line
 from ..parsers.oom_text import OomRecord, WrappedOom, parse_oom
 from ..parsers.plog import PlogLine, parse_plog_line, ts_to_epoch
 from ..parsers.prefixes import strip_prefixes, unwrap
+from ..parsers.stack_text import StackLine
 from ..parsers.torch_npu_error import TorchNpuRecord, parse_torch_npu_line
 from ..parsers.traceback import PyTraceback, TracebackParser
 from .reader import Counter, decode_line, iter_lines, scan_candidates
@@ -269,6 +270,8 @@ def _console_events(source: Source, lines: Iterator[Tuple[int, bytes]], claim: O
     tbs = TracebackParser()
     asm = _Assembler(source)
     wrapped = WrappedOom()
+    stack = StackLine()
+    stated = 0
     ctx: Dict[int, Tuple[Optional[int], Optional[int], Optional[str]]] = {}  # lineno -> prefix pid/rank/worker
     for lineno, raw in lines:
         raw_text = decode_line(raw)
@@ -305,6 +308,11 @@ def _console_events(source: Source, lines: Iterator[Tuple[int, bytes]], claim: O
                     yield done
             if whole is None:
                 wrapped.begin(lineno, text)
+            if stated < _MAX_STACK_FACTS:
+                for fact in stack.read(lineno, text):
+                    stated += 1  # a version the input names: judged with the others at the end (triage.stack)
+                    yield Event(kind="stack", text=fact.text, file=source.display, line=lineno, origin=source.origin,
+                                module=fact.component, detail=fact.version)
     for block in cann.close():
         for done in asm.add(_block_event(source, block, ctx)):
             yield done
@@ -314,6 +322,9 @@ def _console_events(source: Source, lines: Iterator[Tuple[int, bytes]], claim: O
             for done in asm.add(ev):
                 yield done
     yield from asm.flush()
+
+
+_MAX_STACK_FACTS = 64
 
 
 def _split_escaped(text: str) -> List[str]:
@@ -359,15 +370,15 @@ def _block_event(source: Source, block: CannBlock, ctx: Dict[int, Tuple[Optional
 
 def _generic_event(source: Source, lineno: int, text: str, ppid: Optional[int], prank: Optional[int], worker: Optional[str],
                    claim: Optional[Claim]) -> Optional[Event]:
-    """A line no parser claims: an event when it has an error's shape or the KB names something in it."""
+    """A line no parser claims: an event when it has an error's shape or a KB entry explains it."""
     stripped = text.strip()
     if not stripped or stripped.startswith(("File \"", "Traceback (most recent call last)")):
         return None  # traceback frames belong to the traceback parser
     if stripped.startswith("[EVENT]"):  # the device's event stream: only what the KB explains
         if claim is None or not claim(stripped, matched=True):
             return None
-    elif not (looks_like_error(stripped) or (claim is not None and claim(stripped))):
-        return None
+    elif not (looks_like_error(stripped) or (claim is not None and claim(stripped, matched=True))):
+        return None  # a line with no error's shape counts when an entry explains it, not for a shared word
     ev = Event(kind="console", text=stripped, file=source.display, line=lineno, end_line=lineno, origin=source.origin,
                worker_pid=ppid, rank=prank, worker=worker, codes=find_codes(stripped))
     m = _DEVICE.search(stripped)

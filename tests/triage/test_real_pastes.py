@@ -109,3 +109,21 @@ def test_a_paste_that_went_through_a_log_pipeline_reads_as_the_plain_one():
         got = _first(text)
         assert (got["kb"], got["title"]) == (want["kb"], want["title"]), text
         assert [e["text"] for e in got["evidence"]] == [e["text"] for e in want["evidence"]], text
+
+
+def test_a_clean_log_whose_lines_share_words_with_the_knowledge_base_has_no_incident(tmp_path):
+    # routine lines of real runs: vllm-project/vllm-omni#1199 (Gloo), #512 (vLLM registry, shm_broadcast),
+    # vllm-ascend PR #175 (collect_env); each holds words some KB entry uses ("rank", " is ", "version", " by ")
+    log = tmp_path / "console.log"
+    log.write_text(
+        "> [Gloo] Rank 3 is connected to 3 peer ranks. Expected number of connected peer ranks is : 3\n"
+        "WARNING 12-28 22:41:44 [registry.py:582] Model architecture Qwen2_5OmniModel is already registered, and will be "
+        "overwritten by the new model class vllm_ascend.models.qwen2_5_omni_thinker:AscendQwen2_5OmniThinkerForConditionalGeneration.\n"
+        "INFO 12-28 22:41:44 [shm_broadcast.py:289] vLLM message queue communication handle: Handle(local_reader_ranks=[0], "
+        "buffer_handle=(1, 10485760, 10, 'psm_9e9def1b'), local_subscribe_addr='ipc:///tmp/a619120c-6118-4d18-9764-9af842ed91f2', "
+        "remote_subscribe_addr=None, remote_addr_ipv6=False)\n"
+        "PyTorch version: 2.5.1\n"
+        "Python version: 3.10.16 (main, Dec 11 2024, 16:18:56) [GCC 11.2.0] (64-bit runtime)\n", encoding="utf-8")
+    out = io.StringIO()
+    rc = run_triage([str(log)], fmt="json", out=out, err=io.StringIO())
+    assert (rc, json.loads(out.getvalue())["incidents"]) == (0, [])
