@@ -36,6 +36,7 @@ ROLE_ORDER = {"root": 0, "symptom": 1, "wrapper": 2, "advisory": 3, "context": 4
 _SPECIFIC_SCORE = 9.5
 _CLOSE = 1.5
 _MATCH_WINDOW = 8192
+_MAX_CLAIMS = 20000
 _NAMES_PEER = lazy(r"Cluster Exception Location|crimer rank")  # a runner-up of another category this close to the best makes the answer uncertain
 
 
@@ -93,6 +94,7 @@ class Knowledge:
             kb = kb_module.load()
         self.kb = kb
         self._cache: Dict[str, Verdict] = {}
+        self._claims: Dict[str, bool] = {}
 
     def resolve(self, ev: Event) -> Verdict:
         key = ev.signature() + "|" + ",".join(ev.code_values) + "|" + (ev.module or "")
@@ -108,8 +110,17 @@ class Knowledge:
     def mentions(self, text: str, matched: bool = False) -> bool:
         """Whether a line names a code or literal of some KB entry (so it is worth an event);
         ``matched``: whether some entry's rule matches it in full (the device's event stream
-        is mostly routine, so there only what the KB explains counts)."""
-        return bool(self.kb.match(text)) if matched else bool(self.kb.mentions(text))
+        is mostly routine, so there only what the KB explains counts). A log repeats its
+        routine lines: a full match is looked up once per distinct line."""
+        if not matched:
+            return bool(self.kb.mentions(text))
+        hit = self._claims.get(text)
+        if hit is None:
+            hit = bool(self.kb.mentions(text)) and bool(self.kb.match(text))
+            if len(self._claims) >= _MAX_CLAIMS:
+                self._claims.clear()
+            self._claims[text] = hit
+        return hit
 
     def _resolve(self, ev: Event) -> Verdict:
         failures, context = self._matches(ev)

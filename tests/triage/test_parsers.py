@@ -320,3 +320,28 @@ def test_allocator_message_retyped_by_hand_is_read_field_by_field():
     joiner.begin(9, "Tried to allocate 8.00 GiB (GPU 0; 7.00 GiB total capacity; 1.00 GiB already allocated; 0 bytes free; 2.00 GiB cached)")
     assert joiner.feed("the next line") is None and joiner.left == 0  # a whole message starts nothing
     assert parse_oom("Tried to allocate 2 things (NPU 0; free)") is None
+
+
+def test_the_cheap_word_test_never_drops_a_line_the_error_shapes_take():
+    # every line of every real paste in the corpus and every KB example: where a shape matches,
+    # the word test must have let the line through (it only saves the regex on routine lines)
+    from ascend_doctor import kb as kb_module
+    from ascend_doctor.parsers.error_shapes import _SHAPE, may_be_error
+
+    from .corpus.measure import load_cases
+
+    lines = [ln for case in load_cases() for ln in case["paste"].splitlines()]
+    lines += [ln for e in kb_module.load().entries for ex in e.examples for ln in ex.text.splitlines()]
+    assert len(lines) > 2000
+    shaped = [ln for ln in lines if _SHAPE.search(ln)]
+    assert len(shaped) > 800
+    assert [ln for ln in shaped if not may_be_error(ln)] == []
+    assert not may_be_error("INFO 12-28 22:41:44 [shm_broadcast.py:289] vLLM message queue communication handle")
+
+
+def test_lines_that_differ_in_their_numbers_get_one_answer_but_zero_stays_zero():
+    from ascend_doctor.parsers.error_shapes import looks_like_error
+
+    assert looks_like_error("1 failed, 2 passed") and looks_like_error("7 failed, 3 passed")
+    assert not looks_like_error("0 failed, 3 passed")
+    assert looks_like_error("E0624 10:46:50.123 x.cc:1] boom") and looks_like_error("E1231 23:59:59.999 y.cc:9] boom")
