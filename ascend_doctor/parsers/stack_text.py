@@ -26,7 +26,7 @@ caller checks it, so this module stays a plain reader.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import Any, List, Optional
 
 from ..lazyre import lazy
 
@@ -78,24 +78,27 @@ class StackLine:
         def fact(component: str, version: str) -> None:
             out.append(StackFact(component, version, lineno, line[:300]))
 
+        def package(m: Any) -> None:  # a match with the groups name (torch / torch-npu) and version
+            fact(_COMPONENTS[m.group("name").lower()], m.group("version"))
+
         m = _COLLECT.match(line)
         if m:
             fact("torch" if m.group("what") == "PyTorch" else "python", m.group("version"))
             return out
         m = _ROW.match(line)
         if m:
-            fact(_COMPONENTS[m.group("name").lower()], m.group("version"))
+            package(m)
             return out
         m = _INSTALLED.search(line)
         if m:
             for item in _INSTALLED_ITEM.finditer(m.group("rest")):
-                fact(_COMPONENTS[item.group("name").lower()], item.group("version"))
+                package(item)
             return out
         if "requires " in line:
             for rx in (_REQUIRES, _HAVE):
                 m = rx.search(line)
                 if m:
-                    fact(_COMPONENTS[m.group("name").lower()], m.group("version"))
+                    package(m)
             if out:
                 return out
         if "npu-smi" in line:
