@@ -8,7 +8,7 @@ internal T builds < RC1 < RC2 < ... < patch 0 < patch 1 < ..., and a suffix
 (alpha < beta < 0day) is a pre-release of the version it follows, so
 ``8.0.RC1 < 8.0.RC2 < 8.0.RC3 < 8.0.0.alpha001 < 8.0.0``.
 
-PEP 440 components (torch_npu wheels, PyTorch, Python) use ``packaging``.
+PEP 440 components (torch_npu wheels, PyTorch, Python, NumPy) use ``packaging``.
 Inner versions (``V100R001C15SPC012B220``) have their own small grammar.
 
 ``parse_version(text, kind)`` returns a ``Version``: hashable, ordered within its kind,
@@ -28,7 +28,7 @@ from compat_matrix.errors import ComponentError, VersionError
 
 # The kinds of version this module understands, and the names people use for them.
 ASCEND_KINDS = ("cann", "driver", "firmware", "torch_npu_release")
-PEP440_KINDS = ("torch_npu", "torch", "python")
+PEP440_KINDS = ("torch_npu", "torch", "python", "numpy")
 KINDS = ASCEND_KINDS + PEP440_KINDS + ("inner",)
 
 _KIND_SET = frozenset(KINDS)
@@ -53,6 +53,7 @@ LABELS = {
     "torch_npu": "torch_npu",
     "torch": "PyTorch",
     "python": "Python",
+    "numpy": "NumPy",
     "inner": "Ascend inner",
 }
 
@@ -66,6 +67,7 @@ ACCEPTED = {
     "torch_npu": ("2.1.0.post10", "2.4.0rc1", "2.1.0", "1.11.0.rc2"),
     "torch": ("2.4.0", "2.1.0+cpu", "2.6.0"),
     "python": ("3.10", "3.10.12", "cp310"),
+    "numpy": ("1.26.4", "2.0.2"),
     "inner": ("V100R001C15SPC012B220", "V100R001C21"),
 }
 
@@ -86,7 +88,7 @@ def canonical_kind(kind: str) -> str:
 # "torch_npu==2.1.0.post10", "Python 3.10.12"): stripped before parsing.
 _PREFIX_WORDS = re.compile(
     r"^(?:ascend|cann|hdk|npu|driver|firmware|toolkit|version|ver|torch[_-]?npu|pytorch|torch|"
-    r"python|cpython|extension|for|release|product|innerversion|package)\b[\s:=_-]*",
+    r"python|cpython|numpy|extension|for|release|product|innerversion|package)\b[\s:=_-]*",
     re.IGNORECASE,
 )
 _PKG_FILE = re.compile(r"_(\d[^_/]*?)(?:_linux[-_][\w-]+)?\.run$", re.IGNORECASE)

@@ -30,30 +30,30 @@ from typing import Any, List, Optional
 
 from ..lazyre import lazy
 
-_COMPONENTS = {"torch": "torch", "torch-npu": "torch_npu", "torch_npu": "torch_npu"}
+_COMPONENTS = {"torch": "torch", "torch-npu": "torch_npu", "torch_npu": "torch_npu", "numpy": "numpy"}
 # collect_env: "PyTorch version: 2.5.1", "PyTorch version              : 2.5.1"
 _COLLECT = lazy(r"^(?P<what>PyTorch|Python) version\s*:\s*(?P<version>\d[\w.+]*)")
 # pip list / freeze / conda list / collect_env's [pip3] and [conda] lines: the whole line is a package row
-_ROW = lazy(r"^(?:\[(?:pip3?|conda)\]\s+)?(?P<name>torch[-_]npu|torch)(?:==|\s+)(?P<version>\d[\w.+-]*)"
+_ROW = lazy(r"^(?:\[(?:pip3?|conda)\]\s+)?(?P<name>torch[-_]npu|torch|numpy)(?:==|\s+)(?P<version>\d[\w.+-]*)"
             r"(?:\s+[\w./:-]+){0,3}\s*$")
 _INSTALLED = lazy(r"Successfully installed (?P<rest>.+)")
 # pip's resolver: "torch-npu 2.7.1.dev20250724 requires torch==2.7.1, but you have torch 2.8.0+cpu which is incompatible."
-_REQUIRES = lazy(r"(?<![\w-])(?P<name>torch[-_]npu|torch) (?P<version>\d[\w.+]*) requires ")
-_HAVE = lazy(r"but you have (?P<name>torch[-_]npu|torch) (?P<version>\d[\w.+]*)")
-_INSTALLED_ITEM = lazy(r"(?<!\S)(?P<name>torch[-_]npu|torch)-(?P<version>\d[\w.+]*)(?!\S)")
+_REQUIRES = lazy(r"(?<![\w-])(?P<name>torch[-_]npu|torch|numpy) (?P<version>\d[\w.+]*) requires ")
+_HAVE = lazy(r"but you have (?P<name>torch[-_]npu|torch|numpy) (?P<version>\d[\w.+]*)")
+_INSTALLED_ITEM = lazy(r"(?<!\S)(?P<name>torch[-_]npu|torch|numpy)-(?P<version>\d[\w.+]*)(?!\S)")
 _NPU_SMI = lazy(r"npu-smi\s+\S+\s+Version:\s*(?P<version>\d[\w.]*)")
 # a device row of npu-smi info: "| 2     910B2               | OK            | 97.3 ..."
 _NPU_ROW = lazy(r"^\|\s*\d+\s+(?P<chip>(?:Ascend)?\s?\d{3}[A-Z]?\w*)\s+\|\s*(?:OK|Warning|Alarm|Critical)\b")
 _TOOLKIT_PATH = lazy(r"/ascend-toolkit/(?P<version>\d+\.\d+\.(?:RC\d+|\d+)[\w.]*)/")
 _TOOLKIT_PACKAGE = "package_name=Ascend-cann-toolkit"
 # every form above holds one of these (most lines of a log hold none: they cost one search)
-_NEEDLES = lazy(r"orch|ersion|npu-smi|ascend-toolkit/|package_name=")
+_NEEDLES = lazy(r"orch|numpy|ersion|npu-smi|ascend-toolkit/|package_name=")
 _VERSION_KEY = lazy(r"^version=(?P<version>\d[\w.]*)\s*$")
 
 
 @dataclass(frozen=True)
 class StackFact:
-    component: str  # torch | torch_npu | python | driver | cann | chip
+    component: str  # torch | torch_npu | numpy | python | driver | cann | chip
     version: str
     line: int
     text: str  # the line that says so

@@ -223,7 +223,7 @@ def triage_walk(walk: Walk, knowledge: Optional[Knowledge] = None, start: Option
     job.notes.extend(quiet_notes[:20])
     link_by_kb(incidents, knowledge)
     ordered = order_incidents(incidents + ([job.first] if job.first is not None and job.first.synthetic else []), job.first)
-    named = judge_stack(latest(col.stack, index)) if col.stack else None
+    named = judge_stack(latest(col.stack, index), knowledge) if col.stack else None
     if named is not None:
         ordered = place(named, ordered)
     stats.skipped = walk.skipped

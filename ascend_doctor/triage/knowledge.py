@@ -122,6 +122,10 @@ class Knowledge:
             self._claims[text] = hit
         return hit
 
+    def verdict_of(self, entry_id: str, role: str, weight: int, confidence: str) -> Verdict:
+        """The verdict of one entry named by the engine itself (no line matched it)."""
+        return _verdict(self.kb.entry(entry_id), role, weight, {}, confidence, None)
+
     def _resolve(self, ev: Event) -> Verdict:
         failures, context = self._matches(ev)
         if not failures:

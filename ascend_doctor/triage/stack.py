@@ -18,13 +18,15 @@ from typing import Dict, List, Optional, Tuple
 from ..parsers.stack_text import StackFact
 from .events import Event
 from .incidents import Incident
-from .knowledge import RuleRef, Verdict
+from .knowledge import Knowledge, RuleRef, Verdict
 
 RULE = RuleRef("stack.incompatible", "Versions named in the input do not go together")
 _FLAGS = {"cann": "--cann", "driver": "--driver", "torch": "--torch", "torch_npu": "--torch-npu",
           "python": "--python", "chip": "--chip"}
 _LABEL = {"cann": "CANN", "driver": "driver", "torch": "torch", "torch_npu": "torch_npu", "python": "Python", "chip": "chip"}
 _WEIGHT = 60
+NUMPY_ENTRY = "version.numpy2_under_cann"
+_CANN_NUMPY2 = "9.0.0"  # the first CANN whose Python packages the KB entry counts as NumPy 2 ready
 
 Located = Tuple[str, StackFact]  # (file, fact)
 
@@ -38,13 +40,22 @@ def latest(facts: List[Located], order: Dict[str, int]) -> Dict[str, Located]:
     return out
 
 
-def judge(named: Dict[str, Located]) -> Optional[Incident]:
-    """An incident when two named versions do not go together, else None."""
+def judge(named: Dict[str, Located], knowledge: Optional[Knowledge] = None) -> Optional[Incident]:
+    """An incident when two named versions do not go together (or NumPy 2 sits under a CANN
+    that needs NumPy 1), else None."""
     from compat_matrix.chips import try_family_from_user
     from compat_matrix.versions import try_parse_version
 
     valid = {c: loc for c, loc in named.items()
              if (try_family_from_user(loc[1].version) if c == "chip" else try_parse_version(loc[1].version, c)) is not None}
+    numpy = valid.pop("numpy", None)
+    pair = _pair(valid)
+    if pair is None and numpy is not None and knowledge is not None:
+        return _numpy_under_cann(numpy, valid.get("cann"), knowledge)
+    return pair
+
+
+def _pair(valid: Dict[str, Located]) -> Optional[Incident]:
     if sum(c != "chip" for c in valid) < 2:
         return None
     from compat_matrix import evaluate
@@ -67,6 +78,26 @@ def judge(named: Dict[str, Located]) -> Optional[Incident]:
     )
     shown = sorted({(file, fact.line, fact.text) for c, (file, fact) in valid.items() if c in (first.a, first.b)},
                    key=lambda e: e[1]) or sorted({(f, x.line, x.text) for f, x in valid.values()}, key=lambda e: e[1])
+    return _incident(verdict, shown)
+
+
+def _numpy_under_cann(numpy: Located, cann: Optional[Located], knowledge: Knowledge) -> Optional[Incident]:
+    """NumPy 2 named where CANN's Python code needs NumPy 1 (CANN before 9.0, or a CANN the
+    input does not name: then the answer is a guess and says so)."""
+    from compat_matrix.versions import parse_version
+
+    if parse_version(numpy[1].version, "numpy") < parse_version("2.0", "numpy"):
+        return None
+    if cann is not None and parse_version(cann[1].version, "cann") >= parse_version(_CANN_NUMPY2, "cann"):
+        return None
+    if not knowledge.kb.has_entry(NUMPY_ENTRY):
+        return None
+    verdict = knowledge.verdict_of(NUMPY_ENTRY, role="root", weight=_WEIGHT, confidence="medium" if cann else "low")
+    shown = sorted({(f, x.line, x.text) for f, x in ([numpy] + ([cann] if cann else []))}, key=lambda e: e[1])
+    return _incident(verdict, shown)
+
+
+def _incident(verdict: Verdict, shown: List[Tuple[str, int, str]]) -> Incident:
     file, line, text = shown[0]
     head = Event(kind="stack", text=text, file=file, line=line, origin=file)
     inc = Incident(events=[], verdicts=[], headline=head, verdict=verdict, scope=(file, None, None), synthetic=True)

@@ -24,7 +24,7 @@ LINES = [
     ("torch_npu                         2.7.1rc1", [("torch_npu", "2.7.1rc1")], "https://github.com/vllm-project/vllm-ascend/issues/3793"),
     ("torchvision                       0.23.0", [], "https://github.com/vllm-project/vllm-ascend/issues/3793"),
     # a pip install log (vllm-ascend#2210) and pip's resolver (vllm-ascend#4081)
-    ("Successfully installed numpy-2.0.2 torch-npu-2.7.1.dev20250724", [("torch_npu", "2.7.1.dev20250724")],
+    ("Successfully installed numpy-2.0.2 torch-npu-2.7.1.dev20250724", [("numpy", "2.0.2"), ("torch_npu", "2.7.1.dev20250724")],
      "https://github.com/vllm-project/vllm-ascend/issues/2210"),
     ("  torch-npu 2.7.1.dev20250724 requires torch==2.7.1, but you have torch 2.8.0+cpu which is incompatible.",
      [("torch_npu", "2.7.1.dev20250724"), ("torch", "2.8.0+cpu")], "https://github.com/vllm-project/vllm-ascend/issues/4081"),
@@ -98,3 +98,38 @@ def test_versions_that_go_together_or_stand_alone_say_nothing(monkeypatch):
 
     monkeypatch.setattr(compat_matrix, "evaluate", no_tables)
     assert _triage("PyTorch version: 2.5.1\nEZ9999: Inner Error!\n")["incidents"][0]["signal"] != "stack.incompatible"
+
+
+# vllm-ascend#2210: NumPy 2 installed beside CANN 8.2.1, then the first device call fails in ACL
+SETDEVICE_2210 = (
+    "Successfully installed numpy-2.0.2 torch-npu-2.7.1.dev20250724\n"
+    "RuntimeError: SetPrecisionMode:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:155 NPU function error: "
+    "at_npu::native::AclSetCompileopt(aclCompileOpt::ACL_PRECISION_MODE, precision_mode), error code is 500001\n"
+    "[ERROR] 2025-08-05-08:05:26 (PID:504068, Device:0, RankID:-1) ERR00100 PTA call acl api failed\n")
+
+
+def test_numpy_2_under_a_cann_that_needs_numpy_1_explains_a_wrapped_acl_failure():
+    first = _triage(SETDEVICE_2210)["incidents"][0]
+    assert (first["category"], first["kb"]) == ("version_mismatch", "version.numpy2_under_cann")
+    assert first["confidence"] == "low"  # the paste names no CANN: NumPy 2 is the likely, not the certain, cause
+    assert first["runner_up"]["kb"] == "env.acl_init_failed"
+    assert [e["line"] for e in first["evidence"]] == [1]
+    named = _triage("package_name=Ascend-cann-toolkit\nversion=8.2.RC1\n" + SETDEVICE_2210)["incidents"][0]
+    assert (named["kb"], named["confidence"]) == ("version.numpy2_under_cann", "medium")
+    assert [e["line"] for e in named["evidence"]] == [2, 3]
+
+
+@pytest.mark.parametrize("before", [
+    "Successfully installed numpy-1.26.4 torch-npu-2.7.1.dev20250724\n",  # NumPy 1
+    "package_name=Ascend-cann-toolkit\nversion=9.0.0\nSuccessfully installed numpy-2.0.2\n",  # a CANN counted as ready
+])
+def test_numpy_1_or_a_cann_ready_for_numpy_2_say_nothing(before):
+    text = before + SETDEVICE_2210.split("\n", 1)[1]
+    assert all(i["kb"] != "version.numpy2_under_cann" for i in _triage(text)["incidents"])
+
+
+def test_numpy_2_beside_a_failure_it_does_not_explain_comes_after_it():
+    oom = ("torch.OutOfMemoryError: NPU out of memory. Tried to allocate 72.00 MiB (NPU 0; 61.27 GiB total capacity; "
+           "56.05 GiB already allocated; 56.05 GiB current active; 5.04 MiB free; 58.39 GiB reserved in total by PyTorch)\n")
+    got = [i["kb"] for i in _triage("Successfully installed numpy-2.0.2\n" + oom)["incidents"]]
+    assert got[0].startswith("oom.") and "version.numpy2_under_cann" in got[1:]

@@ -72,6 +72,18 @@ def measure(cases: Optional[List[Dict[str, str]]] = None) -> List[Outcome]:
     return [triage_case(c) for c in (cases if cases is not None else load_cases())]
 
 
+def kb_cited_urls() -> set:
+    """Every thread the knowledge base cites (an example's source or a link). Some test cases
+    come from threads that entries older than the corpus already cited; they are reported apart."""
+    root = HERE.parents[2] / "ascend_doctor" / "kb" / "data" / "rules"
+    urls = set()
+    for path in root.glob("*.yaml"):
+        for entry in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("entries") or []:
+            urls.update(str(x.get("source", "")).strip() for x in entry.get("examples") or [])
+            urls.update(str(u).strip() for u in entry.get("links") or [])
+    return urls
+
+
 def summary(outcomes: List[Outcome], part: str) -> Dict[str, object]:
     mine = [o for o in outcomes if o.part == part]
     n = len(mine)
@@ -81,7 +93,10 @@ def summary(outcomes: List[Outcome], part: str) -> Dict[str, object]:
     for o in mine:
         confusion[o.case["category"]][o.got] += 1
     runner_right = sum(not o.right and o.runner_up == o.case["category"] for o in mine)
-    return {"part": part, "cases": n, "right": right, "accuracy": right / n if n else 0.0,
+    cited = kb_cited_urls()
+    unseen = [o for o in mine if o.case["url"].strip() not in cited]
+    return {"unseen": len(unseen), "unseen_right": sum(o.right for o in unseen),
+            "part": part, "cases": n, "right": right, "accuracy": right / n if n else 0.0,
             "none": none, "none_rate": none / n if n else 0.0, "confusion": confusion,
             "runner_right": runner_right, "top2": (right + runner_right) / n if n else 0.0}
 
@@ -90,6 +105,9 @@ def render(s: Dict[str, object]) -> str:
     lines = [f"{s['part']}: {s['right']}/{s['cases']} top-1 category right ({100 * s['accuracy']:.1f} %), "
              f"'no incidents' on {s['none']} ({100 * s['none_rate']:.1f} %); the runner-up is right on "
              f"{s['runner_right']} of the {s['cases'] - s['right']} misses (top-2 {100 * s['top2']:.1f} %)"]
+    if s["unseen"] < s["cases"]:
+        lines.append(f"  on the {s['unseen']} cases from threads the knowledge base does not cite: {s['unseen_right']} right "
+                     f"({100 * s['unseen_right'] / max(s['unseen'], 1):.1f} %)")
     confusion = s["confusion"]
     cols = list(CATEGORIES) + ["none"]
     short = {c: c.replace("device_busy_permission", "busy").replace("version_mismatch", "version")
