@@ -220,6 +220,11 @@ def _make_incident(scope: Scope, evs: List[Event], knowledge: Knowledge, notes: 
     anchor_t = main[0][0].epoch
     window = [p for p in main if anchor_t is None or p[0].epoch is None or p[0].epoch - anchor_t <= WINDOW_S]
     headline, verdict = max(window, key=lambda p: (p[1].weight, -_time_key(p[0])[0]))
+    # another line of the same failure that the KB names as the cause of the headline's entry
+    # explains it (a communication kernel whose fault reads like a plain AI Core exception)
+    cause = next((p for p in main if knowledge.explains(p[1].kb_id, verdict.kb_id)), None)
+    if cause is not None:
+        headline, verdict = cause
     inc = Incident(
         events=[e for e, _ in pairs][:_MAX_EVENTS_KEPT], verdicts=[v for _, v in pairs][:_MAX_EVENTS_KEPT],
         headline=headline, verdict=verdict, scope=scope,

@@ -92,6 +92,26 @@ def test_a_wrapper_gives_way_to_the_cause_its_block_names():
     assert first["evidence"][0]["line"] == 1  # the incident still opens at the call that failed
 
 
+def test_a_line_the_kb_names_as_the_cause_of_the_headline_takes_its_place():
+    # hicann/docs troubleshooting "moe_dispatch_combine_network_err.md" (commit b0042ff): a MoE combine kernel's
+    # memory fault reads like any AI Core exception; the kernel named two lines later is a communication
+    # kernel, whose entry (hccl.moe_comm_kernel_fault) the KB says causes aicore.exception
+    block = (
+        "[ERROR] RUNTIME(1254,ker_DP25_EP25):2025-12-19-15:50:05.598.690 [device_error_core_proc.cc:333]1254 "
+        "ProcessStarsCoreErrorInfo:The error from device(chipId:4, dieId:1), serial number is 1, there is an exception of "
+        "fftsplus aivector error, core id is 18, error code = 0x800000, dump info: pc start: 0x12c0c6ce5000\n"
+        "[ERROR] RUNTIME(1254,ker_DP25_EP25):2025-12-19-15:50:05.598.725 [device_error_core_proc.cc:353]1254 "
+        "ProcessStarsCoreErrorInfo:The extend info: errcode:(0x800000, 0, 0) errorStr: The DDR address of the MTE "
+        "instruction is out of range. fixp_error0 info: 0x700006b, fixp_error1 info: 0x96, fsmId:1, tslot:7\n")
+    kernel = ("[ERROR] GE(1254,ker_DP25_EP25):2025-12-19-15:50:06.805.807 [error_tracking.cc:113]1254 ErrorTrackingCallback: "
+              "ErrorNo: 4294967295(failed) Error happened, origin_op_name [MoeDistributeCombineV2_48], "
+              "op_name [MoeDistributeCombineV2_48], task_id 804, stream_id 1634.\n")
+    assert _first(block)["kb"] == "aicore.exception"
+    first = _first(block + kernel)
+    assert (first["kb"], first["category"]) == ("hccl.moe_comm_kernel_fault", "hccl_comm"), first
+    assert "MoeDistributeCombineV2" in first["title"]
+
+
 def test_a_paste_that_went_through_a_log_pipeline_reads_as_the_plain_one():
     # an import failure as Docker's json-file driver stores it, as a colour terminal relayed it with
     # the escape character lost (gpustack#4194's shape), quoted in a reply, and HTML-escaped: the
