@@ -286,6 +286,11 @@ def render_text(result: Dict[str, Any], out: TextIO, styled: Optional[bool] = No
         _text_matches(line, result["matches"])
     else:
         _text_matches(line, result["matches"])
+        guess = _triage_guess(result)
+        if guess:
+            line(("bold", "Triage reads it as:"), " ", guess["title"], "  ", ("cyan", guess["category"]), " ",
+                 ("dim", f"({guess['confidence']} confidence: by its code; no entry explains the line)"))
+            line("")
         if result["codes"]:
             from ascend_doctor.output import print_table
 
@@ -293,6 +298,13 @@ def render_text(result: Dict[str, Any], out: TextIO, styled: Optional[bool] = No
             print_table(line.console, None, [(code["code"] + "".join(f" -> {c['code']}" for c in code.get("reported_as", [])),
                                               f"{code['name']}: {code['meaning']}") for code in result["codes"]], markup=False)
             line("")
+
+
+def _triage_guess(result: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    """Triage's reading of a pasted text that no entry explains but whose code it filed (shown, so that
+    explain says what triage says)."""
+    t = result.get("triage")
+    return t if t and t["kb"] is None and not result["matches"] and t["title"] != "Unrecognised error" else None
 
 
 def _text_code(line: _Lines, code: Dict[str, Any], show_advice: bool) -> None:
@@ -379,5 +391,9 @@ def render_md(result: Dict[str, Any]) -> str:
         if m["fix"]["collect"]:
             match_lines += ["Before asking for help, collect:", "", "```sh"] + m["fix"]["collect"] + ["```", ""]
         match_lines += [f"- {link}" for link in m["links"]] + [""]
+    guess = _triage_guess(result)
+    if guess:
+        match_lines += [f"**Triage reads it as:** {guess['title']} ({guess['category']}; {guess['confidence']} confidence: "
+                        "by its code; no entry explains the line)", ""]
     lines += code_lines + match_lines if result["kind"] == "code" else match_lines + code_lines
     return "\n".join(lines)

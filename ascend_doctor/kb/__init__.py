@@ -41,8 +41,9 @@ API (stable; the triage engine and ``explain`` use it)::
            checks, fix (Fix: text, commands, collect), links, causes, caused_by,
            examples (Example: text, source), rule, priority
     CodeInfo: key, code, family, family_title, name, meaning, klass, printed,
-              maps_to, component, advice, sources, confirmed_by, entries, aliases
+              maps_to, component, advice, sources, confirmed_by, entries, aliases, category
     base.ecode_prefix(code) -> Optional[(component, advice)]  # for E-codes not catalogued
+    base.ecode_category(info) -> Optional[str]               # triage's category for a catalogued E-code
     base.stats() -> Dict[str, int]                            # entry, trigger and table counts
 
 Errors: ``KBError`` (one line naming the data file and entry) when the data is bad.

@@ -145,12 +145,23 @@ class KnowledgeBase:
 
     def ecode_prefix(self, code: str) -> Optional[Tuple[str, str]]:
         """(component, what to do) for an E-code's prefix (E1 ... EZ, W1 ...), longest prefix wins."""
+        best = self._prefix_row(code)
+        return (best[1], best[2]) if best else None
+
+    def ecode_category(self, info: CodeInfo) -> Optional[str]:
+        """Triage's category for a catalogued E-code on a line no entry explains: the code's own, else its prefix's."""
+        if info.category:
+            return info.category
+        best = self._prefix_row(info.code)
+        return best[3] if best else None
+
+    def _prefix_row(self, code: str) -> Optional[Tuple[str, str, str, str]]:
         up = code.strip().upper()
         best = None
-        for prefix, component, advice in self.tables.prefixes:
-            if up.startswith(prefix) and (best is None or len(prefix) > len(best[0])):
-                best = (prefix, component, advice)
-        return (best[1], best[2]) if best else None
+        for row in self.tables.prefixes:
+            if up.startswith(row[0]) and (best is None or len(row[0]) > len(best[0])):
+                best = row
+        return best
 
     def stats(self) -> Dict[str, int]:
         out = {"entries": len(self._store), "triggers": self._matcher.trigger_count}

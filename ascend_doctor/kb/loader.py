@@ -467,7 +467,7 @@ class CodeTables:
         self.by_name: Dict[str, str] = {}
         self.families: Dict[str, Dict[str, str]] = {}
         self.classes: Dict[str, str] = {}
-        self.prefixes: List[Tuple[str, str, str]] = []  # E-code prefix, component, what to do
+        self.prefixes: List[Tuple[str, str, str, str]] = []  # E-code prefix, component, what to do, category
         self.tables: Dict[str, int] = {}  # table name -> number of codes
 
     def add(self, info: CodeInfo) -> None:
@@ -524,7 +524,7 @@ class _LazyDoc(Mapping):
 
 
 _CODE_DEFAULTS = {"family_title": "", "klass": "", "printed": "", "maps_to": None, "component": "", "advice": "",
-                  "sources": (), "confirmed_by": (), "aliases": ()}
+                  "sources": (), "confirmed_by": (), "aliases": (), "category": ""}
 
 
 def code_row(info: CodeInfo) -> Dict[str, Any]:
@@ -583,7 +583,8 @@ def load_code_tables(data_dir: Path = DATA_DIR, entry_codes: Optional[Mapping[st
         for digit, text in (doc.get("classes") or {}).items():
             tables.classes[str(digit)] = " ".join(str(text).split())
         for item in doc.get("prefixes") or []:
-            tables.prefixes.append((str(item["prefix"]), str(item["component"]), " ".join(str(item.get("advice", "")).split())))
+            tables.prefixes.append((str(item["prefix"]), str(item["component"]), " ".join(str(item.get("advice", "")).split()),
+                                    str(item["category"])))
     for path, doc in docs:
         fmt = doc.get("key_format")
         sources = doc.get("sources") or {}
@@ -681,6 +682,7 @@ def _load_plain_table(
                 confirmed_by=tuple(str(x) for x in raw.get("confirmed_by", []) or []),
                 entries=tuple(entry_codes.get(key, [])),
                 aliases=tuple(str(a) for a in raw.get("aliases", []) or []),
+                category=str(raw.get("category", "") or ""),
             )
         )
         count += 1

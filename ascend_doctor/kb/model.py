@@ -255,6 +255,7 @@ class CodeInfo:
     confirmed_by: Tuple[str, ...] = ()
     entries: Tuple[str, ...] = ()  # ids of KB entries whose rules name this code
     aliases: Tuple[str, ...] = ()  # other spellings of the name in headers or docs
+    category: str = ""  # E-codes: triage's category when no entry explains the line (else the prefix's)
 
     def to_json(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {

@@ -121,6 +121,7 @@ CODE = Record("code", {
     "printed": Field("str", doc="the exact text the stack prints with it"),
     "maps_to": Field("str", text=True, doc="the public code an internal one is reported as"),
     "advice": Field("str", doc="what to do, when the family's advice is not enough"),
+    "category": Field("str", choices=CATEGORIES, doc="E-codes: triage's category for a line no entry explains, when not its prefix's"),
     "source": _REFS,
     "confirmed_by": _texts("torch-npu wheels whose headers carry the same name and value"),
     "aliases": _texts("other spellings of the name"),
@@ -133,6 +134,7 @@ PREFIX = Record("E-code prefix", {
     "prefix": _text("the first two characters of the code", required=True),
     "component": _text("the component the prefix names", required=True),
     "advice": Field("str", doc="what to do about its codes"),
+    "category": Field("str", required=True, choices=CATEGORIES, doc="triage's category for a line no entry explains that carries a catalogued code of this prefix"),
 }, doc="What an E-code's prefix says.")
 SUBMODULE = Record("torch_npu submodule", {
     "id": Field("str", required=True, text=True, doc="the two digits after ERR"),

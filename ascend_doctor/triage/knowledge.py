@@ -52,6 +52,7 @@ class RuleRef:
 
 
 UNRECOGNISED = RuleRef("unrecognised_error", "Unrecognised error")
+_CATALOGUED_WEIGHT = 30  # over an unrecognised line (20), under any entry of the knowledge base
 _UNRECOGNISED_FIX = ("No rule of the knowledge base explains this line. Read it with the lines around it "
                      "and the plog of the same process at that time; ascend-doctor explain decodes any error code in it.")
 _UNRECOGNISED_COMMANDS = ["ascend-doctor explain \"<the line shown>\"", "ls -t ~/ascend/log/debug/plog/ | head"]
@@ -126,13 +127,31 @@ class Knowledge:
         """The verdict of one entry named by the engine itself (no line matched it)."""
         return _verdict(self.kb.entry(entry_id), role, weight, {}, confidence, None)
 
+    def _catalogued(self, ev: Event) -> Optional[Verdict]:
+        """A line no entry explains but that carries a CANN E-code of the catalogue: the code's name and
+        meaning, filed under the category its prefix (or the code itself) stands for; still a guess."""
+        for code in ev.codes:
+            if code.family != "cann" or not code.value.startswith("E") or code.value[2:] in ("9999", "8888"):
+                continue
+            info = self.kb.lookup_code(code.value)
+            category = self.kb.ecode_category(info) if info is not None else None
+            if info is None or category is None:
+                continue
+            title = f"{info.code} {info.name}: {info.meaning.rstrip('.')}"
+            prefix = self.kb.ecode_prefix(info.code)
+            return Verdict(role="root", category=category, weight=_CATALOGUED_WEIGHT, title=title, cause=info.meaning,
+                           fix_text=(prefix[1] if prefix and prefix[1] else info.advice) or _UNRECOGNISED_FIX,
+                           fix_commands=[f"ascend-doctor explain {info.code}", _UNRECOGNISED_COMMANDS[1]],
+                           signal=RuleRef("code." + info.code, title))
+        return None
+
     def _resolve(self, ev: Event) -> Verdict:
         failures, context = self._matches(ev)
         if not failures:
             if context:
                 m = next((c for c in context if c.entry.attach is not None), context[0])
                 return _verdict(m.entry, "context", 0, m.captures, "high", None)
-            return unrecognised()
+            return self._catalogued(ev) or unrecognised()
         failures = _cause_before_wrapper(failures)
         role, best = _role(failures, ev)
         same = [m for m in failures if m.entry.category == best.entry.category]

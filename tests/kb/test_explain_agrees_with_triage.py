@@ -36,3 +36,18 @@ def test_explain_first_answer_is_triage_first_incident(line):
     if top["kb"] is not None:
         first = result["matches"][0]
         assert (first["id"], first["category"]) == (top["kb"], top["category"]), line
+
+
+def test_a_line_triage_files_by_its_code_reads_the_same_in_explain():
+    # https://e.gitee.com/mind_spore/dashboard?issue=ICWM5W: no entry explains the line; triage files it by EZ1001
+    line = "E       EZ1001: [PID: 2942910] 2025-09-05-01:37:17.462.248 Dim 2 appears multiple times in the list of dims.[THREAD:2942910]"
+    top = _triage_top(line)
+    result = explain(BASE, line)
+    assert (top["signal"], top["category"]) == ("code.EZ1001", "other")
+    assert (result["triage"]["category"], result["triage"]["title"]) == (top["category"], top["title"])
+    from ascend_doctor.commands.explain import render_md, render_text
+
+    text = io.StringIO()
+    render_text(result, text, styled=False)
+    assert text.getvalue().startswith("Triage reads it as: " + top["title"])
+    assert "**Triage reads it as:** " + top["title"] in render_md(result)

@@ -147,3 +147,34 @@ def test_a_clean_log_whose_lines_share_words_with_the_knowledge_base_has_no_inci
     out = io.StringIO()
     rc = run_triage([str(log)], fmt="json", out=out, err=io.StringIO())
     assert (rc, json.loads(out.getvalue())["incidents"]) == (0, [])
+
+
+# Lines that carry a catalogued CANN E-code and that no entry explains: the code's name and meaning
+# answer, under its prefix's category (or the code's own), with low confidence.
+CATALOGUED = [
+    # https://e.gitee.com/mind_spore/dashboard?issue=ICWM5W (MindSpore CI failure log)
+    ("E       EZ1001: [PID: 2942910] 2025-09-05-01:37:17.462.248 Dim 2 appears multiple times in the list of dims.[THREAD:2942910]",
+     "code.EZ1001", "other"),  # a parameter check (the caller's inputs), not a missing operator
+    # https://github.com/vllm-project/vllm-ascend/pull/10125
+    ("[PID: 23942] 2026-06-05-08:18:18.244.598 Invalid_Argument(EE1001): The argument is invalid.Reason: Failed to set visible "
+     "device. The invalid device is 1 and the", "code.EE1001", "other"),
+]
+
+
+@pytest.mark.parametrize("line,signal,category", CATALOGUED, ids=["EZ1001", "EE1001"])
+def test_a_catalogued_code_names_itself_when_no_entry_explains_the_line(line, signal, category):
+    first = _first(line + "\n")
+    assert (first["signal"], first["category"], first["confidence"], first["kb"]) == (signal, category, "low", None), first
+    code = signal.split(".")[1]
+    assert first["title"].startswith(code + " ") and first["fix"]["commands"][0] == "ascend-doctor explain " + code
+
+
+def test_a_code_may_name_another_category_than_its_prefix():
+    import ascend_doctor.kb as kb
+
+    base = kb.load()
+    assert base.ecode_category(base.lookup_code("EL0001")) == "driver_init"  # the prefix's
+    assert base.ecode_category(base.lookup_code("EL0004")) == "oom_capacity"  # Memory_Allocation_Failure
+    assert base.ecode_category(base.lookup_code("EL0015")) == "device_busy_permission"  # Invalid_Device_Access
+    assert base.ecode_category(base.lookup_code("E60003")) == "unsupported_op"  # Not_Supported_Data_Type: the prefix's
+    assert base.ecode_category(base.lookup_code("E60007")) == "other"  # Invalid_Argument_Shape_Mismatch
