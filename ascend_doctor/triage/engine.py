@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import BinaryIO, Dict, List, Optional, Tuple
 
+from ..parsers.codes import find_codes
 from ..parsers.stack_text import StackFact
 from .events import Event, extract, sniff_plog
 from .incidents import Incident, build_incidents, link_by_kb, merge_console_duplicates, order_incidents, relate_fallbacks, scope_events
@@ -265,8 +266,10 @@ def _paste_fallback(walk: Walk, stats: Stats) -> List[Event]:
     src = pastes[0]
     if src.last_line is None:
         return []
-    lineno, text = src.last_line
-    ev = Event(kind="console", text=text[:2000], file=src.display, line=lineno, end_line=lineno, origin=src.origin)
+    # the last line that names a CANN error code says more than a closing sentence ("... timed out.")
+    lineno, text = src.code_line or src.last_line
+    ev = Event(kind="console", text=text[:2000], file=src.display, line=lineno, end_line=lineno, origin=src.origin,
+               codes=find_codes(text[:2000]))
     ev.evidence.append((lineno, text[:600]))
     stats.events += 1
     return [ev]

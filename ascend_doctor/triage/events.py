@@ -277,6 +277,8 @@ def _console_events(source: Source, lines: Iterator[Tuple[int, bytes]], claim: O
         raw_text = decode_line(raw)
         if raw_text.strip():
             source.last_line = (lineno, raw_text.strip())
+            if lineno <= _CODE_LINE_MAX and _ECODE.search(raw_text):
+                source.code_line = source.last_line
         for text_part in _split_escaped(raw_text):
             text, prefix = strip_prefixes(text_part)
             if prefix:
@@ -325,6 +327,8 @@ def _console_events(source: Source, lines: Iterator[Tuple[int, bytes]], claim: O
 
 
 _MAX_STACK_FACTS = 64
+_CODE_LINE_MAX = 200  # a paste's lines (triage.engine.PASTE_MAX_LINES)
+_ECODE = lazy(r"\b[EW][0-9A-Z]\d{4}\b")
 
 
 def _split_escaped(text: str) -> List[str]:

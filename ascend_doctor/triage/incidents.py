@@ -375,13 +375,17 @@ def _first(values) -> Optional[int]:
 def link_by_kb(incidents: List[Incident], knowledge: Knowledge) -> None:
     """An incident the KB says is an effect of an earlier one (within GAP_S) is attributed to it."""
     by_time = sorted((i for i in incidents if i.role != "advisory"), key=lambda i: i.epoch)
+    # a line without a time (a compiler's message in a console paste) may be the cause of a timed one
+    # of the same input: it counts as earlier
+    untimed = [i for i in by_time if i.epoch == math.inf]
     for i, effect in enumerate(by_time):
         if effect.caused_by is not None or effect.verdict.kb_id is None:
             continue
-        for cause in by_time[:i]:
+        earlier = by_time[:i] + [u for u in untimed if u is not effect and u.scope[0] == effect.scope[0] and u not in by_time[:i]]
+        for cause in earlier:
             if cause is effect or cause.caused_by is effect:
                 continue
-            if effect.epoch - cause.epoch > GAP_S:
+            if cause.epoch != math.inf and effect.epoch - cause.epoch > GAP_S:
                 continue
             if knowledge.explains(cause.verdict.kb_id, effect.verdict.kb_id):
                 effect.caused_by = cause

@@ -51,6 +51,7 @@ class Source:
     log_class: Optional[str] = None  # debug | run | security
     kind_hint: Optional[str] = None  # plog | device | console
     last_line: Optional[Tuple[int, str]] = None  # the last non-empty console line read (for a paste nothing claimed)
+    code_line: Optional[Tuple[int, str]] = None  # the last of the first 200 console lines that carries a CANN E-code
     size: Optional[int] = None  # bytes of a plain file (what the two-core split balances); None otherwise
 
 

@@ -161,7 +161,13 @@ CATALOGUED = [
 ]
 
 
-@pytest.mark.parametrize("line,signal,category", CATALOGUED, ids=["EZ1001", "EE1001"])
+CATALOGUED.append(
+    # hicann/docs docs/troubleshooting/zh/error-codes/E39007-Inner_Error_Device_Subprocess_Startup_Timeout.md (c94cf50):
+    # no error shape, so only the short-paste fallback reads it, with the code it carries
+    ("E39007 Inner_Error_Device_Subprocess_Startup_Timeout", "code.E39007", "driver_init"))
+
+
+@pytest.mark.parametrize("line,signal,category", CATALOGUED, ids=["EZ1001", "EE1001", "E39007"])
 def test_a_catalogued_code_names_itself_when_no_entry_explains_the_line(line, signal, category):
     first = _first(line + "\n")
     assert (first["signal"], first["category"], first["confidence"], first["kb"]) == (signal, category, "low", None), first

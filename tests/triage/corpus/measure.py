@@ -95,7 +95,9 @@ def summary(outcomes: List[Outcome], part: str) -> Dict[str, object]:
     runner_right = sum(not o.right and o.runner_up == o.case["category"] for o in mine)
     cited = kb_cited_urls()
     unseen = [o for o in mine if o.case["url"].strip() not in cited]
-    return {"unseen": len(unseen), "unseen_right": sum(o.right for o in unseen),
+    by_default = sum(o.right and o.title == "Unrecognised error" for o in mine)
+    named = [o for o in mine if o.case["category"] != "other"]
+    return {"named": len(named), "named_right": sum(o.right for o in named),"unseen": len(unseen), "unseen_right": sum(o.right for o in unseen), "by_default": by_default,
             "part": part, "cases": n, "right": right, "accuracy": right / n if n else 0.0,
             "none": none, "none_rate": none / n if n else 0.0, "confusion": confusion,
             "runner_right": runner_right, "top2": (right + runner_right) / n if n else 0.0}
@@ -105,6 +107,10 @@ def render(s: Dict[str, object]) -> str:
     lines = [f"{s['part']}: {s['right']}/{s['cases']} top-1 category right ({100 * s['accuracy']:.1f} %), "
              f"'no incidents' on {s['none']} ({100 * s['none_rate']:.1f} %); the runner-up is right on "
              f"{s['runner_right']} of the {s['cases'] - s['right']} misses (top-2 {100 * s['top2']:.1f} %)"]
+    if s["by_default"]:
+        lines.append(f"  {s['by_default']} of the right answers are 'Unrecognised error' on a case of `other` (right by default); "
+                     f"on the {s['named']} cases of the nine named categories: {s['named_right']} right "
+                     f"({100 * s['named_right'] / max(s['named'], 1):.1f} %)")
     if s["unseen"] < s["cases"]:
         lines.append(f"  on the {s['unseen']} cases from threads the knowledge base does not cite: {s['unseen_right']} right "
                      f"({100 * s['unseen_right'] / max(s['unseen'], 1):.1f} %)")
@@ -132,8 +138,10 @@ def fresh(paths: List[Path]) -> List[str]:
     outcomes = measure(cases)
     right = sum(o.right for o in outcomes)
     none = sum(o.got == "none" for o in outcomes)
+    by_default = sum(o.right and o.title == "Unrecognised error" for o in outcomes)
     lines = [f"fresh: {right}/{len(outcomes)} top-1 category right "
-             f"({100 * right / len(outcomes) if outcomes else 0:.1f} %), 'no incidents' on {none}"]
+             f"({100 * right / len(outcomes) if outcomes else 0:.1f} %), 'no incidents' on {none}, "
+             f"{by_default} right by default ('Unrecognised error' on a case of `other`)"]
     for p in ("dev", "test"):
         mine = [o for o in outcomes if o.part == p]
         lines.append(f"  {p}: {sum(o.right for o in mine)}/{len(mine)}")
