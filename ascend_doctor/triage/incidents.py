@@ -33,6 +33,7 @@ from .knowledge import ROLE_ORDER, Knowledge, RuleRef, Verdict
 
 GAP_S = 3600.0  # longer than HCCL_EXEC_TIMEOUT's default 1836 s, so a wait and its timeout stay together
 WINDOW_S = 10.0  # lines reported together with the first failure
+_MAX_UNTIMED_CAUSES = 64  # untimed incidents tried as causes of timed ones (a console log may hold thousands)
 _MAX_EVENTS_KEPT = 60
 _MAX_EVIDENCE = 8
 
@@ -376,12 +377,14 @@ def link_by_kb(incidents: List[Incident], knowledge: Knowledge) -> None:
     """An incident the KB says is an effect of an earlier one (within GAP_S) is attributed to it."""
     by_time = sorted((i for i in incidents if i.role != "advisory"), key=lambda i: i.epoch)
     # a line without a time (a compiler's message in a console paste) may be the cause of a timed one
-    # of the same input: it counts as earlier
-    untimed = [i for i in by_time if i.epoch == math.inf]
+    # of the same input: it counts as earlier (untimed incidents sort last, so they are not in by_time[:i])
+    untimed = [i for i in by_time if i.epoch == math.inf and i.verdict.kb_id is not None][:_MAX_UNTIMED_CAUSES]
     for i, effect in enumerate(by_time):
         if effect.caused_by is not None or effect.verdict.kb_id is None:
             continue
-        earlier = by_time[:i] + [u for u in untimed if u is not effect and u.scope[0] == effect.scope[0] and u not in by_time[:i]]
+        earlier = by_time[:i]
+        if effect.epoch != math.inf:
+            earlier = earlier + [u for u in untimed if u.scope[0] == effect.scope[0]]
         for cause in earlier:
             if cause is effect or cause.caused_by is effect:
                 continue

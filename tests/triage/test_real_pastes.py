@@ -184,3 +184,16 @@ def test_a_code_may_name_another_category_than_its_prefix():
     assert base.ecode_category(base.lookup_code("EL0015")) == "device_busy_permission"  # Invalid_Device_Access
     assert base.ecode_category(base.lookup_code("E60003")) == "unsupported_op"  # Not_Supported_Data_Type: the prefix's
     assert base.ecode_category(base.lookup_code("E60007")) == "other"  # Invalid_Argument_Shape_Mismatch
+
+
+def test_an_untimed_cause_in_a_paste_explains_a_timed_failure_after_it():
+    # Ascend/pytorch#74 (a development case of the corpus): the compiler's "'cstdint' file not found" has no
+    # time; the operator compile failure it causes is logged with one. The KB edge makes the header the answer.
+    from .corpus.measure import load_cases
+
+    paste = next(c["paste"] for c in load_cases() if c["id"] == "ascend-pytorch-74-ascendc-cstdint-include-path")
+    out = io.StringIO()
+    run_triage(["-"], fmt="json", out=out, err=io.StringIO(), stdin=io.BytesIO(paste.encode("utf-8")))
+    incidents = json.loads(out.getvalue())["incidents"]
+    assert [i["kb"] for i in incidents][:2] == ["env.cxx_std_headers_missing", "op.compile_failed"]
+    assert incidents[1]["caused_by"] is not None
