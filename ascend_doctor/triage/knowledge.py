@@ -25,6 +25,7 @@ from ..core.oom import CLOSE_TEXT
 from ..kb.codes import kb_key
 from ..lazyre import lazy
 from ..model import CATEGORIES
+from ..parsers.codes import find_codes
 from ..parsers.oom_text import decide as decide_oom
 from .events import Event
 
@@ -37,6 +38,7 @@ _SPECIFIC_SCORE = 9.5
 _CLOSE = 1.5
 _MATCH_WINDOW = 8192
 _MAX_CLAIMS = 20000
+_ECODE = lazy(r"\bE[0-9A-Z]\d{4}\b")
 _NAMES_PEER = lazy(r"Cluster Exception Location|crimer rank")  # a runner-up of another category this close to the best makes the answer uncertain
 
 
@@ -117,7 +119,7 @@ class Knowledge:
             return bool(self.kb.mentions(text))
         hit = self._claims.get(text)
         if hit is None:
-            hit = bool(self.kb.mentions(text)) and bool(self.kb.match(text))
+            hit = (bool(self.kb.mentions(text)) and bool(self.kb.match(text))) or self._names_catalogued(text)
             if len(self._claims) >= _MAX_CLAIMS:
                 self._claims.clear()
             self._claims[text] = hit
@@ -127,16 +129,28 @@ class Knowledge:
         """The verdict of one entry named by the engine itself (no line matched it)."""
         return _verdict(self.kb.entry(entry_id), role, weight, {}, confidence, None)
 
+    def _names_catalogued(self, text: str) -> bool:
+        """A line that writes a CANN E-code of the catalogue ("E39007 Inner_Error_...") reports that
+        error even without an error's shape: ``_catalogued`` can answer for it."""
+        if _ECODE.search(text) is None:
+            return False
+        return any(self._catalogued_code(code) is not None for code in find_codes(text))
+
+    def _catalogued_code(self, code: Any) -> Optional[Tuple[Any, str]]:
+        if code.family != "cann" or not code.value.startswith("E") or code.value[2:] in ("9999", "8888"):
+            return None
+        info = self.kb.lookup_code(code.value)
+        category = self.kb.ecode_category(info) if info is not None else None
+        return (info, category) if category is not None else None
+
     def _catalogued(self, ev: Event) -> Optional[Verdict]:
         """A line no entry explains but that carries a CANN E-code of the catalogue: the code's name and
         meaning, filed under the category its prefix (or the code itself) stands for; still a guess."""
         for code in ev.codes:
-            if code.family != "cann" or not code.value.startswith("E") or code.value[2:] in ("9999", "8888"):
+            known = self._catalogued_code(code)
+            if known is None:
                 continue
-            info = self.kb.lookup_code(code.value)
-            category = self.kb.ecode_category(info) if info is not None else None
-            if info is None or category is None:
-                continue
+            info, category = known
             title = f"{info.code} {info.name}: {info.meaning.rstrip('.')}"
             prefix = self.kb.ecode_prefix(info.code)
             return Verdict(role="root", category=category, weight=_CATALOGUED_WEIGHT, title=title, cause=info.meaning,
@@ -229,6 +243,11 @@ def _confidence(best: Any, failures: List[Any]) -> Tuple[str, Optional[Dict[str,
     runner = None
     if other is not None and best.score - other.score < 4.0:
         runner = {"kb": other.entry.id, "category": other.entry.category, "title": _named(other.entry, other.captures)}
+    alt = best.entry.alternative
+    if alt is not None and runner is None:
+        # the same line is known to have another cause (the entry says which): never sure, and say the other
+        runner = {"kb": None, "category": alt.category, "title": alt.title}
+        confidence = "medium" if confidence == "high" else confidence
     return confidence, runner
 
 

@@ -175,6 +175,17 @@ def test_a_catalogued_code_names_itself_when_no_entry_explains_the_line(line, si
     assert first["title"].startswith(code + " ") and first["fix"]["commands"][0] == "ascend-doctor explain " + code
 
 
+def test_a_line_that_writes_a_catalogued_code_is_an_error_line_before_a_prose_line():
+    # the same page gives the code line and its sentence: the sentence has an error's shape ("timed out"),
+    # the code line none, yet the code line is the one that says what failed
+    paste = "E39007 Inner_Error_Device_Subprocess_Startup_Timeout\nStarting a subprocess on the device timed out.\n"
+    first = _first(paste)
+    assert (first["signal"], first["category"]) == ("code.E39007", "driver_init"), first
+    assert [e["line"] for e in first["evidence"]] == [1, 2]
+    # an E-code the catalogue does not hold makes no event on its own
+    assert _first("E99999 something\nStarting a subprocess on the device timed out.\n")["title"] == "Unrecognised error"
+
+
 def test_a_code_may_name_another_category_than_its_prefix():
     import ascend_doctor.kb as kb
 
