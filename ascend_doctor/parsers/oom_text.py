@@ -69,6 +69,14 @@ _LOOSE_FIELDS = {
     "free": lazy(r"(?<![\d.])(?P<v>" + _SIZE + r") free\b"),
     "reserved": lazy(r"(?<![\d.])(?P<v>" + _SIZE + r") reserved in total by PyTorch"),
 }
+# a summary printed over lines by a serving framework (vLLM PR 37428,
+# https://github.com/vllm-project/vllm/pull/37428): "GPU has 19.53 GiB total, 329.87 MiB free.",
+# "PyTorch allocated: 18.40 GiB", "Reserved but unallocated: 402.27 MiB"
+_SUMMARY_FIELDS = {
+    "total": lazy(r"(?<![\d.])(?P<v>" + _SIZE + r") total,"),
+    "alloc": lazy(r"PyTorch allocated: (?P<v>" + _SIZE + r")"),
+    "unalloc": lazy(r"Reserved but unallocated: (?P<v>" + _SIZE + r")"),
+}
 # 2.1+ CUDA text: every process on the GPU ("Process 445260 has 36.53 GiB memory in use."),
 # or only this one ("Including non-PyTorch memory, this process has 74.08 GiB memory in use.")
 _CUDA_PROCESS = lazy(r"Process (?P<pid>\d+) has (?P<size>" + _SIZE + r") memory in use")
@@ -215,6 +223,8 @@ def parse_oom(text: str) -> Optional[OomRecord]:
 def _parse_loose(text: str, exc: Optional[str]) -> Optional[OomRecord]:
     """The fields of a hand-edited message, when it still names the request, the device and reserved."""
     found = {k: pat.search(text) for k, pat in _LOOSE_FIELDS.items()}
+    if found["req"] is not None and found["dev"] is None and "Reserved but unallocated" in text:
+        return _parse_summary(text, exc, found)
     if found["req"] is None or found["dev"] is None or found["reserved"] is None:
         return None
     raw = {k: m.group("v") for k, m in found.items() if m is not None and k != "dev"}
@@ -223,6 +233,18 @@ def _parse_loose(text: str, exc: Optional[str]) -> Optional[OomRecord]:
                      requested=size_to_bytes(raw.get("req")), total=size_to_bytes(raw.get("total")),
                      allocated=size_to_bytes(raw.get("alloc")), free=size_to_bytes(raw.get("free")),
                      reserved=size_to_bytes(raw.get("reserved")), exception=exc, raw=raw)
+
+
+def _parse_summary(text: str, exc: Optional[str], found: Dict[str, Optional["re.Match[str]"]]) -> Optional[OomRecord]:
+    more = {k: pat.search(text) for k, pat in _SUMMARY_FIELDS.items()}
+    if more["alloc"] is None or more["unalloc"] is None:
+        return None
+    raw = {k: m.group("v") for k, m in {**found, **more}.items() if m is not None and k in ("req", "free", "total", "alloc", "unalloc")}
+    alloc = size_to_bytes(raw["alloc"]) or 0
+    kind = "npu" if "NPU" in text else "cuda"
+    return OomRecord(kind=kind, template="cuda_2x", text=text.strip(), requested=size_to_bytes(raw.get("req")),
+                     total=size_to_bytes(raw.get("total")), allocated=alloc, free=size_to_bytes(raw.get("free")),
+                     reserved=alloc + (size_to_bytes(raw["unalloc"]) or 0), exception=exc, raw=raw)
 
 
 def continues(line: bytes) -> bool:
