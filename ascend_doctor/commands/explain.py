@@ -332,6 +332,8 @@ def _text_matches(line: _Lines, matches: List[Dict[str, Any]]) -> None:
             line("  ", m["cause"])
             continue
         line(_label("Cause"), m["cause"])
+        if m.get("alternative"):
+            line(_label("Or"), m["alternative"]["title"], "  ", ("cyan", m["alternative"]["category"]))
         line(_label("Why"), m["explanation"])
         if m.get("captures"):
             line(_label("Found"), ", ".join(f"{k}={v}" for k, v in m["captures"].items()))
@@ -380,6 +382,8 @@ def render_md(result: Dict[str, Any]) -> str:
         match_lines += [f"**Cause:** {m['cause']}", ""]
         if i:
             continue
+        if m.get("alternative"):
+            match_lines += [f"**Or:** {m['alternative']['title']} ({m['alternative']['category']})", ""]
         match_lines += [m["explanation"], ""]
         if m["upstream"] and m["role"] != "cause":
             match_lines += ["**Look for:** " + "; ".join(u["title"] for u in m["upstream"][:6]), ""]

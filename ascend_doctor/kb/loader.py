@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optio
 from ascend_doctor.inputs import os_message
 from ascend_doctor.kb.codes import canonical_keys, inner_key, ts_key
 from ascend_doctor.kb.model import (
+    Alternative,
     Attach,
     CodeInfo,
     Entry,
@@ -312,6 +313,7 @@ def _entry(raw: Any, fname: str, index: int, validate: bool, data_dir: Path,
     fix_raw = raw["fix"]
     family = raw.get("family")
     attach = raw.get("attach")
+    alt = raw.get("alternative")
     causes, caused_by = edges if edges is not None else (raw.get("causes") or (), raw.get("caused_by") or ())
     return Entry(
         id=raw["id"],
@@ -336,11 +338,15 @@ def _entry(raw: Any, fname: str, index: int, validate: bool, data_dir: Path,
         headline=raw.get("headline") or "",
         attach=None if attach is None else Attach(categories=tuple(attach["categories"]), note=" ".join(attach["note"].split())),
         family=None if family is None else _family(family, where, validate, data_dir),
+        alternative=None if alt is None else Alternative(category=alt["category"], title=" ".join(alt["title"].split())),
     )
 
 
 def _relations(raw: Dict[str, Any], where: str) -> None:
     """What the schema cannot say: fields that depend on each other, codes, regexes."""
+    alt = raw.get("alternative")
+    if alt is not None and alt["category"] == raw["category"]:
+        raise KBError(f"{where}: alternative: names the entry's own category")
     if raw.get("attach") is not None and raw.get("role", "cause") not in ("context", "noise"):
         raise KBError(f"{where}: attach: only context entries attach notes to incidents")
     match = raw["match"]

@@ -118,6 +118,14 @@ class Attach:
 
 
 @dataclass(frozen=True)
+class Alternative:
+    """Another cause the lines of an entry are known to have (of another category)."""
+
+    category: str
+    title: str
+
+
+@dataclass(frozen=True)
 class Family:
     """One entry that covers a family of lines: a captured part looked up in a table.
 
@@ -183,6 +191,7 @@ class Entry:
     headline: str = ""  # incident title template filled from the event ({op})
     attach: Optional[Attach] = None
     family: Optional[Family] = None
+    alternative: Optional[Alternative] = None
 
     @property
     def triage_weight(self) -> int:
@@ -201,6 +210,8 @@ class Entry:
             "links": list(self.links),
             "causes": list(self.causes),
             "caused_by": list(self.caused_by),
+            "alternative": None if self.alternative is None else {"category": self.alternative.category,
+                                                                   "title": self.alternative.title},
         }
 
 

@@ -65,6 +65,10 @@ ATTACH = Record("attach", {
                         doc="incidents of these categories get the note"),
     "note": _text("the note; {count} lines, {first}/{last} their times", required=True),
 }, doc="A context entry's note on an incident in the same process.")
+ALTERNATIVE = Record("alternative", {
+    "category": Field("str", required=True, choices=CATEGORIES, doc="the category of the other reading"),
+    "title": _text("one line: the other cause the same line is known to have", required=True),
+}, doc="The other well-known cause of an entry's lines: triage names it as the runner-up and says medium confidence at most.")
 FAMILY = Record("family", {
     "capture": _text("the regex group whose text is looked up", required=True),
     "table": _text("the family table (data/tables/NAME.yaml)", required=True),
@@ -93,6 +97,7 @@ ENTRY = Record("entry", {
     "headline": Field("str", doc="incident title template filled from the event ({op})"),
     "attach": Field("record", record=ATTACH),
     "family": Field("record", record=FAMILY),
+    "alternative": Field("record", record=ALTERNATIVE),
     "broad": Field("bool", default=False, doc="a failure class's catch-all: scores at half weight"),
 }, doc="One knowledge-base entry (a list item of `entries:` in data/rules/*.yaml).")
 RULES_FILE = Record("rules file", {

@@ -123,6 +123,8 @@ GOOD = """entries:
         (("source: 'https://github.com/a/b/issues/1'", "source: 'made up'"), "https URL"),
         (("id: t.one", "id: One"), "must look like"),
         (("match: {patterns: ['some literal text']}", "match: {codes: ['7']}"), "unambiguous"),
+        (("title: t", "title: t\n  alternative: {category: other, title: x}"), "alternative: names the entry's own category"),
+        (("title: t", "title: t\n  alternative: {category: hardware, title: x}"), "alternative.category: 'hardware' is not one of"),
     ],
 )
 def test_bad_data_names_file_and_entry(tmp_path, change, needle):

@@ -10,9 +10,9 @@ CRIMER = ("[INFO] HCCL(686,python):2025-10-23-07:52:59.191.363 [heartbeat.cc:951
           "[127.10.0.1/1]: crimer rank [127.10.0.2/2] status[LOST] by informer rank [127.10.0.3/3]")
 
 
-def _m(role, category="hccl_comm", score=10.0, kb="x.y"):
-    return SimpleNamespace(entry=SimpleNamespace(role=role, category=category, id=kb, title=kb, cause=None, family=None),
-                           score=score, captures={})
+def _m(role, category="hccl_comm", score=10.0, kb="x.y", alternative=None):
+    return SimpleNamespace(entry=SimpleNamespace(role=role, category=category, id=kb, title=kb, cause=None, family=None,
+                                                 alternative=alternative), score=score, captures={})
 
 
 def test_role_of_the_best_match():
@@ -34,6 +34,32 @@ def test_confidence_and_runner_up():
     weak = _m("cause", score=3.0)
     assert _confidence(weak, [weak]) == ("low", None)
     assert _confidence(_m("cause", score=6.0), [_m("cause", score=6.0)])[0] == "medium"
+
+
+def test_an_entry_that_names_its_other_reading_is_never_sure():
+    from ascend_doctor.kb.model import Alternative
+
+    alt = Alternative(category="env_path", title="no NPU mapped into this container")
+    best = _m("cause", category="driver_init", score=12.0, alternative=alt)
+    assert _confidence(best, [best]) == ("medium", {"kb": None, "category": "env_path", "title": alt.title})
+    # a matching entry of another category is the closer runner-up; the alternative does not replace it
+    close = _m("cause", category="other", score=11.0, kb="b.close")
+    assert _confidence(best, [best, close])[1]["kb"] == "b.close"
+
+
+def test_a_real_line_gets_its_entrys_other_reading(tmp_path):
+    """https://github.com/vllm-project/vllm-ascend/issues/2698: npu-smi in a container, -8005."""
+    import io
+    import json
+
+    from ascend_doctor.commands.triage import run_triage
+
+    out = io.StringIO()
+    line = "DrvMngGetConsoleLogLevel failed. (g_conLogLevel=-1)\ndcmi module initialize failed. ret is -8005\n"
+    run_triage(["-"], fmt="json", out=out, err=io.StringIO(), stdin=io.BytesIO(line.encode()))
+    top = json.loads(out.getvalue())["incidents"][0]
+    assert top["category"] == "driver_init" and top["confidence"] != "high"
+    assert top["runner_up"]["category"] == "device_busy_permission"
 
 
 def test_a_runner_up_title_never_shows_an_empty_placeholder():
