@@ -139,10 +139,10 @@ class _FakeKB:
         self.entries = {
             "dev.aicore": SimpleNamespace(id="dev.aicore", category="aicore_exec", title="AI Core fault", cause="kernel faulted",
                                           role="cause", fix=fix, causes=("hccl.timeout",), caused_by=(), checks=(), priority=0,
-                                          triage_weight=60, broad=False, family=None, headline="", attach=None),
+                                          triage_weight=60, broad=False, family=None, headline="", attach=None, alternative=None),
             "hccl.timeout": SimpleNamespace(id="hccl.timeout", category="hccl_comm", title="HCCL timeout", cause="waited",
                                             role="symptom", fix=fix, causes=(), caused_by=("dev.aicore",), checks=(), priority=0,
-                                            triage_weight=55, broad=False, family=None, headline="", attach=None),
+                                            triage_weight=55, broad=False, family=None, headline="", attach=None, alternative=None),
         }
         self.calls: List[tuple] = []
 
