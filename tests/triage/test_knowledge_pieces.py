@@ -47,7 +47,7 @@ def test_an_entry_that_names_its_other_reading_is_never_sure():
     assert _confidence(best, [best, close])[1]["kb"] == "b.close"
 
 
-def test_a_real_line_gets_its_entrys_other_reading(tmp_path):
+def test_a_real_line_gets_its_entrys_other_reading():
     """https://github.com/vllm-project/vllm-ascend/issues/2698: npu-smi in a container, -8005."""
     import io
     import json
