@@ -11,7 +11,7 @@ triggers worth an ``in`` test.
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from ascend_doctor.kb.codes import canonical_keys, extract_codes
 from ascend_doctor.kb.conditions import CONDITIONS
@@ -63,6 +63,8 @@ class Matcher:
             else:
                 self._unindexed.append((trigger, ids))
         self._words = frozenset(self._by_word)
+        # one scan of the line says whether any unindexed trigger occurs at all (most lines: none)
+        self._any_unindexed = re.compile(_trie_pattern([t for t, _ in self._unindexed]) or "(?!)")
 
     @property
     def trigger_count(self) -> int:
@@ -77,9 +79,10 @@ class Matcher:
             for trigger, ids in self._by_word[word]:
                 if trigger in low:
                     found.update(ids)
-        for trigger, ids in self._unindexed:
-            if trigger in low:
-                found.update(ids)
+        if self._any_unindexed.search(low) is not None:
+            for trigger, ids in self._unindexed:
+                if trigger in low:
+                    found.update(ids)
         return found
 
     def mentions(self, text: str) -> bool:
@@ -92,7 +95,7 @@ class Matcher:
             for trigger, _ in self._by_word[word]:
                 if trigger in low:
                     return True
-        return any(trigger in low for trigger, _ in self._unindexed)
+        return self._any_unindexed.search(low) is not None
 
     def match(
         self,
@@ -181,6 +184,25 @@ def _score(
 
 _WORD = re.compile(r"[a-z0-9_]+")
 _MIN_WORD = 3
+
+
+def _trie_pattern(literals: Sequence[str]) -> str:
+    """One regex that matches where any of ``literals`` starts, branching per character
+    (a literal's extensions are dropped: the literal alone already says "present")."""
+    trie: Dict[str, Any] = {}
+    for lit in literals:
+        node = trie
+        for ch in lit:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: Dict[str, Any]) -> str:
+        if "" in node:
+            return ""
+        alts = [re.escape(ch) + build(sub) for ch, sub in sorted(node.items())]
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+    return build(trie) if literals else ""
 
 
 def whole_word(trigger: str) -> Optional[str]:
