@@ -296,13 +296,13 @@ def _console_events(source: Source, lines: Iterator[Tuple[int, bytes]], claim: O
             whole = wrapped.feed(text)
             if whole is not None and not _attach(wrapped, whole, lineno, text, asm):
                 # the message's first line was no event by itself (a retyped head): the joined text is
-                ev = _line_event(source, wrapped.start, wrapped.text, prefix.pid, prefix.rank, prefix.worker, claim)
+                ev = _line_event(source, wrapped.start, wrapped.text, prefix.pid, prefix.rank, prefix.worker, claim, prefix.level)
                 if ev is not None:
                     ev.end_line = lineno
                 else:
                     whole = None
             if whole is None:
-                ev = _line_event(source, lineno, text, prefix.pid, prefix.rank, prefix.worker, claim)
+                ev = _line_event(source, lineno, text, prefix.pid, prefix.rank, prefix.worker, claim, prefix.level)
             if ev is not None:
                 records.append(ev)
             for rec in sorted(records, key=lambda e: e.line):
@@ -327,6 +327,7 @@ def _console_events(source: Source, lines: Iterator[Tuple[int, bytes]], claim: O
 
 
 _MAX_STACK_FACTS = 64
+_QUIET = ("INFO", "DEBUG")  # a framework logger's levels for lines that report no failure
 _CODE_LINE_MAX = 200  # a paste's lines (triage.engine.PASTE_MAX_LINES)
 _ECODE = lazy(r"\b[EW][0-9A-Z]\d{4}\b")
 
@@ -373,13 +374,19 @@ def _block_event(source: Source, block: CannBlock, ctx: Dict[int, Tuple[Optional
 
 
 def _generic_event(source: Source, lineno: int, text: str, ppid: Optional[int], prank: Optional[int], worker: Optional[str],
-                   claim: Optional[Claim]) -> Optional[Event]:
-    """A line no parser claims: an event when it has an error's shape or a KB entry explains it."""
+                   claim: Optional[Claim], level: Optional[str] = None) -> Optional[Event]:
+    """A line no parser claims: an event when it has an error's shape or a KB entry explains it
+    (on a line its logger calls INFO or DEBUG, an entry more specific than a class's words)."""
     stripped = text.strip()
     if not stripped or stripped.startswith(("File \"", "Traceback (most recent call last)")):
         return None  # traceback frames belong to the traceback parser
     if stripped.startswith("[EVENT]"):  # the device's event stream: only what the KB explains
         if claim is None or not claim(stripped, matched=True):
+            return None
+    elif level in _QUIET or level == "WARNING":
+        # the logger says it is no failure: only what the knowledge base explains counts (at INFO or
+        # DEBUG, more than a broad class's words: "... not supported - using ACL graph mode" is news)
+        if claim is None or not claim(stripped, matched=True, specific=level in _QUIET):
             return None
     elif not (looks_like_error(stripped) or (claim is not None and claim(stripped, matched=True))):
         return None  # a line with no error's shape counts when an entry explains it, not for a shared word
@@ -410,7 +417,7 @@ def _traceback_event(source: Source, tb: PyTraceback, ctx: Dict[int, Tuple[Optio
 
 
 def _line_event(source: Source, lineno: int, text: str, ppid: Optional[int], prank: Optional[int], worker: Optional[str],
-                claim: Optional[Claim] = None) -> Optional[Event]:
+                claim: Optional[Claim] = None, level: Optional[str] = None) -> Optional[Event]:
     """A single console line that is an error record by itself (or names a rank)."""
     if not text.strip():
         return None
@@ -429,7 +436,7 @@ def _line_event(source: Source, lineno: int, text: str, ppid: Optional[int], pra
     hrec = parse_hccl_line(text) if ("rank" in text or "Cluster Exception" in text) else None
     smi = ("dcmi module" in text or "npu-smi" in text) and "ret is" in text
     if tn is None and oom is None and hrec is None and not smi:
-        return _generic_event(source, lineno, text, ppid, prank, worker, claim)
+        return _generic_event(source, lineno, text, ppid, prank, worker, claim, level)
     if tn is not None and tn.kind == "hint" and tn.text == "":
         return None
     ev = Event(kind="console", text=text.strip(), file=source.display, line=lineno, end_line=lineno, origin=source.origin,

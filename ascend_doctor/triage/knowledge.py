@@ -37,6 +37,7 @@ ROLE_ORDER = {"root": 0, "symptom": 1, "wrapper": 2, "advisory": 3, "context": 4
 _SPECIFIC_SCORE = 9.5
 _CLOSE = 1.5
 _MATCH_WINDOW = 8192
+_CLAIM_NONE, _CLAIM_BROAD, _CLAIM_SPECIFIC = 0, 1, 2  # what a full match of a line found (Knowledge.mentions)
 _MAX_CLAIMS = 20000
 _ECODE = lazy(r"\bE[0-9A-Z]\d{4}\b")
 _NAMES_PEER = lazy(r"Cluster Exception Location|crimer rank")  # a runner-up of another category this close to the best makes the answer uncertain
@@ -97,7 +98,7 @@ class Knowledge:
             kb = kb_module.load()
         self.kb = kb
         self._cache: Dict[str, Verdict] = {}
-        self._claims: Dict[str, bool] = {}
+        self._claims: Dict[str, int] = {}
 
     def resolve(self, ev: Event) -> Verdict:
         key = ev.signature() + "|" + ",".join(ev.code_values) + "|" + (ev.module or "")
@@ -110,20 +111,25 @@ class Knowledge:
             hit = _judged(hit, ev.oom)
         return hit
 
-    def mentions(self, text: str, matched: bool = False) -> bool:
+    def mentions(self, text: str, matched: bool = False, specific: bool = False) -> bool:
         """Whether a line names a code or literal of some KB entry (so it is worth an event);
         ``matched``: whether some entry's rule matches it in full (the device's event stream
-        is mostly routine, so there only what the KB explains counts). A log repeats its
-        routine lines: a full match is looked up once per distinct line."""
+        is mostly routine, so there only what the KB explains counts); ``specific``: and that
+        entry is more than a broad class's catch-all words (a line its logger calls INFO).
+        A log repeats its routine lines: a full match is looked up once per distinct line."""
         if not matched:
             return bool(self.kb.mentions(text))
         hit = self._claims.get(text)
         if hit is None:
-            hit = (bool(self.kb.mentions(text)) and bool(self.kb.match(text))) or self._names_catalogued(text)
+            if self._names_catalogued(text):
+                hit = _CLAIM_SPECIFIC
+            else:
+                found = self.kb.match(text) if self.kb.mentions(text) else []
+                hit = _CLAIM_SPECIFIC if any(not m.entry.broad for m in found) else _CLAIM_BROAD if found else _CLAIM_NONE
             if len(self._claims) >= _MAX_CLAIMS:
                 self._claims.clear()
             self._claims[text] = hit
-        return hit
+        return hit == _CLAIM_SPECIFIC if specific else hit != _CLAIM_NONE
 
     def verdict_of(self, entry_id: str, role: str, weight: int, confidence: str) -> Verdict:
         """The verdict of one entry named by the engine itself (no line matched it)."""

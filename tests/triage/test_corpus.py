@@ -17,7 +17,7 @@ from .corpus.measure import load_cases, measure, render, summary
 from .corpus.split import part
 
 CASES = load_cases()
-FLOORS = {"dev": 0.86, "test": 0.64}  # measured 2026-12-02 (dev 86.1 % of 553, test 64.4 % of 329); raise them when triage improves
+FLOORS = {"dev": 0.86, "test": 0.63}  # measured 2026-12-02 (dev 86.0 % of 586, test 63.6 % of 346: rounds 48-54 added 17 test cases, 8 right); raise them when triage improves
 
 
 def test_cases_are_well_formed():

@@ -208,3 +208,35 @@ def test_an_untimed_cause_in_a_paste_explains_a_timed_failure_after_it():
     incidents = json.loads(out.getvalue())["incidents"]
     assert [i["kb"] for i in incidents][:2] == ["env.cxx_std_headers_missing", "op.compile_failed"]
     assert incidents[1]["caused_by"] is not None
+
+
+# vllm-ascend PR 1803 (https://github.com/vllm-project/vllm-ascend/pull/1803): an INFO line that says
+# "not supported" about a mode it then replaces, before the traceback that ended the run
+VLLM_ASCEND_1803 = (
+    "INFO 07-15 04:38:53 [platform.py:174] PIECEWISE compilation enabled on NPU. use_inductor not supported - using only ACL Graph mode\n"
+    "Traceback (most recent call last):\n"
+    '  File "/vllm-workspace/vllm-ascend/vllm_ascend/utils.py", line 307, in update_aclgraph_sizes\n'
+    "    num_hidden_layers = vllm_config.model_config.hf_config.num_hidden_layers\n"
+    "AttributeError: 'Qwen2AudioConfig' object has no attribute 'num_hidden_layers'\n")
+
+
+def test_a_line_its_logger_calls_info_is_no_failure_for_a_broad_word(tmp_path):
+    first = _first(VLLM_ASCEND_1803)
+    assert first["evidence"][-1]["text"].startswith("AttributeError: 'Qwen2AudioConfig'"), first
+    log = tmp_path / "serve.log"  # a log file, not a paste: a clean log may say "no incidents"
+    log.write_text(VLLM_ASCEND_1803.splitlines(True)[0], encoding="utf-8")
+    alone = io.StringIO()
+    run_triage([str(log)], fmt="json", out=alone, err=io.StringIO())
+    assert json.loads(alone.getvalue())["incidents"] == []
+    # the same words without the logger's INFO are an error line
+    bare = VLLM_ASCEND_1803.splitlines()[0].split("] ", 1)[1]
+    assert _first(bare + "\n")["category"] == "unsupported_op"
+
+
+def test_a_line_its_logger_calls_info_still_counts_when_an_entry_explains_it():
+    # vllm-ascend#5690: the Triton compiler's error relayed through vLLM's logger at ERROR, and the
+    # same text at INFO (a log that lowers the level) is still the cause a specific entry names
+    line = ("[multiproc_executor.py:824] bishengir-compile: for the --target option: Cannot find option named 'Ascend910B4-1'!\n")
+    for level in ("ERROR", "INFO"):
+        first = _first(f"(Worker_TP1 pid=265) {level} 01-09 02:43:59 " + line)
+        assert first["kb"] == "version.compiler_target_unknown", (level, first)
