@@ -97,7 +97,7 @@ _PHRASES: Dict[str, str] = {
     "error code is": RET, "errorcode =": RET, "errorcode=": RET, "errcode=": RET, "result =": RET,
     "retcode:": RET, "return[": RET, "errno:": RET, "failed:": RET,
     "ret=": RET, "ret:": RET, "ret is": RET, "ret[": RET,
-    "error code:": ACL, "error code =": ACL, "error code=": ACL, "error_code=": ACL, "errcode:": ACL,
+    "error code:": ACL, "error code =": ACL, "error code=": ACL, "error_code=": ACL, "errcode:": ACL, "error code": ACL,
     "return code": ACL, "retcode": ACL, "aclerror": ACL, "status": ACL, "err=": ACL, "error=": ACL,
     "retcode=": TASK, "innercode=": TASK, "innercode:": TASK, "rtcode=": TASK,
 }
