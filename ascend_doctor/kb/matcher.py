@@ -63,8 +63,10 @@ class Matcher:
             else:
                 self._unindexed.append((trigger, ids))
         self._words = frozenset(self._by_word)
-        # one scan of the line says whether any unindexed trigger occurs at all (most lines: none)
-        self._any_unindexed = re.compile(_trie_pattern([t for t, _ in self._unindexed]) or "(?!)")
+        # whether any unindexed trigger occurs at all (most lines: none): a loop of ``in`` tests for
+        # the first lines, then one trie-shaped regex scan (compiling it costs ~5 ms of start-up)
+        self._any_unindexed: Optional["re.Pattern[str]"] = None
+        self._unindexed_tests = 0
 
     @property
     def trigger_count(self) -> int:
@@ -79,7 +81,7 @@ class Matcher:
             for trigger, ids in self._by_word[word]:
                 if trigger in low:
                     found.update(ids)
-        if self._any_unindexed.search(low) is not None:
+        if self._has_unindexed(low):
             for trigger, ids in self._unindexed:
                 if trigger in low:
                     found.update(ids)
@@ -95,6 +97,14 @@ class Matcher:
             for trigger, _ in self._by_word[word]:
                 if trigger in low:
                     return True
+        return self._has_unindexed(low)
+
+    def _has_unindexed(self, low: str) -> bool:
+        if self._any_unindexed is None:
+            self._unindexed_tests += 1
+            if self._unindexed_tests <= _SCAN_AFTER:
+                return any(trigger in low for trigger, _ in self._unindexed)
+            self._any_unindexed = re.compile(_trie_pattern([t for t, _ in self._unindexed]) or "(?!)")
         return self._any_unindexed.search(low) is not None
 
     def match(
@@ -183,6 +193,7 @@ def _score(
 
 
 _WORD = re.compile(r"[a-z0-9_]+")
+_SCAN_AFTER = 2000  # lines tested by ``in`` before the unindexed triggers' regex is compiled
 _MIN_WORD = 3
 
 
