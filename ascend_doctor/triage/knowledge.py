@@ -211,6 +211,10 @@ def _judged(hit: Verdict, oom: Any) -> Verdict:
     if decision.close_to is not None:
         changes["confidence"] = "medium" if hit.confidence == "high" else hit.confidence
         changes["runner_up"] = {"kb": None, "category": decision.close_to, "title": CLOSE_TEXT[decision.close_to]}
+    elif (hit.runner_up is not None and hit.runner_up.get("category") in ("oom_capacity", "oom_fragmentation")
+          and oom.reserved is not None and oom.allocated is not None and oom.requested is not None):
+        # the entry's other reading of a message without numbers: these numbers decided between them
+        changes["runner_up"] = None
     return Verdict(**{**hit.__dict__, **changes}) if changes else hit
 
 

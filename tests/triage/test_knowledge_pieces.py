@@ -80,3 +80,19 @@ def test_a_wrapper_gives_way_to_a_cause_of_the_same_event():
     assert _cause_before_wrapper([wrapper, symptom, cause]) == [cause, wrapper, symptom]
     assert _cause_before_wrapper([wrapper, symptom]) == [wrapper, symptom]  # nothing better to say
     assert _cause_before_wrapper([cause, wrapper]) == [cause, wrapper]
+
+
+def test_the_allocators_numbers_settle_an_entrys_other_oom_reading():
+    from ascend_doctor.parsers.oom_text import parse_oom
+    from ascend_doctor.triage.knowledge import Verdict, _judged
+
+    other = {"kb": None, "category": "oom_fragmentation", "title": "split cache"}
+    hit = Verdict(role="root", category="oom_capacity", weight=95, title="t", cause="c", fix_text="f", fix_commands=[],
+                  signal=None, confidence="medium", runner_up=other)
+    # https://github.com/vllm-project/vllm-omni/issues/705: nothing reserved, nothing cached: no split to speak of
+    oom = parse_oom("NPU out of memory. Tried to allocate 20.00 MiB (NPU 0; 61.27 GiB total capacity; 0 bytes already "
+                    "allocated; 0 bytes current active; 48.36 MiB free; 0 bytes reserved in total by PyTorch)")
+    assert oom is not None and oom.reserved is not None
+    assert _judged(hit, oom).runner_up is None
+    # a message without the numbers keeps the entry's other reading
+    assert _judged(hit, parse_oom("torch.OutOfMemoryError: NPU out of memory.")).runner_up == other

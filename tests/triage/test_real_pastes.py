@@ -240,3 +240,10 @@ def test_a_line_its_logger_calls_info_still_counts_when_an_entry_explains_it():
     for level in ("ERROR", "INFO"):
         first = _first(f"(Worker_TP1 pid=265) {level} 01-09 02:43:59 " + line)
         assert first["kb"] == "version.compiler_target_unknown", (level, first)
+
+
+
+def test_an_allocator_message_without_numbers_names_fragmentation_as_runner_up():
+    # https://support.huaweicloud.com/bestpractice-modelarts/modelarts_llm_train_91046.html: the paste is one sentence
+    bare = _first("在训练过程中遇到NPU out of memory\n")
+    assert bare["category"] == "oom_capacity" and bare["runner_up"]["category"] == "oom_fragmentation"
