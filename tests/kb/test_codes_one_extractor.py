@@ -63,6 +63,12 @@ LINES = [
      "        rtMalloc execute failed, reason=[driver error:out of memory][FUNC:ReportError][FILE:error_message_manage.cc][LINE:566]",
      MS_CASES, [("cann", "EE9999"), ("drv", "6"), ("runtime_inner", "0x7020016")],
      ["Inner_Error", "DRV_ERROR_OUT_OF_MEMORY", "RT_ERROR_DRV_OUT_MEMORY"]),
+    # "error code N" with neither "is" nor ":" (a sample's own check macro, torch_npu's copy path)
+    ("[ERROR] Operation failed: aclrtGetGroupCount(&groupCount) returned error code 207000",
+     "https://github.com/hicann/runtime/commit/52966d2ee17f1cd0c0c7ea6b011ffe7b7f7828f2", [("acl", "207000")],
+     ["ACL_ERROR_RT_FEATURE_NOT_SUPPORT"]),
+    ("RuntimeError: aclrtMemcpy error code 100000", "https://gitcode.com/Ascend/pytorch/pull/33381", [("acl", "100000")],
+     ["ACL_ERROR_INVALID_PARAM"]),
     # GE status words have no KB table: triage keeps them, the KB has nothing to look up
     ("[ERROR] GE(946748,main):2025-05-19-15:59:07.739.753 [host_cpu_engine.cc:288]947062 LoadLib: ErrorNo: 1343225860(Internal errors) [INIT][DEFAULT][Invoke][DlOpen] failed.",
      "https://github.com/Ascend/samples/issues/21", [("ge_status", "1343225860")], []),

@@ -86,3 +86,26 @@ def test_import_is_lazy():
 
 def test_load_is_cached():
     assert kb.load() is BASE
+
+
+def test_the_unindexed_triggers_scan_finds_what_the_loop_finds(monkeypatch):
+    """After ``_SCAN_AFTER`` lines the matcher asks one trie-shaped regex whether any trigger without
+    a whole word of its own occurs; on every real example line it must say what the loop of ``in``
+    tests said (triggers that are prefixes of others, overlaps, non-ASCII)."""
+    from ascend_doctor.kb import matcher as matcher_module
+    from ascend_doctor.kb.matcher import Matcher
+
+    base = kb.load()
+    lines = [ex.text.lower() for e in base.entries for ex in e.examples]
+    lines += ["", "no trigger here at all", "ranks 0-7 connected"]
+    loop = Matcher(base.entries)
+    monkeypatch.setattr(matcher_module, "_SCAN_AFTER", 0)
+    scan = Matcher(base.entries)
+    assert scan._unindexed and len(lines) > 400
+    for low in lines:
+        want = any(trigger in low for trigger, _ in loop._unindexed)
+        assert scan._has_unindexed(low) == want, low
+        assert scan.candidates(low, []) == loop.candidates(low, [])
+    assert scan._any_unindexed is not None  # the regex path was the one taken
+    # a trigger that is the prefix of a longer one still counts alone
+    assert matcher_module._trie_pattern(["ab", "abc"]) == "ab"

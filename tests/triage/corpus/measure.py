@@ -84,6 +84,11 @@ def kb_cited_urls() -> set:
     return urls
 
 
+def by_default(outcomes: List[Outcome]) -> int:
+    """Right answers that are "Unrecognised error" on a case of `other`: right without knowing anything."""
+    return sum(o.right and o.title == "Unrecognised error" for o in outcomes)
+
+
 def summary(outcomes: List[Outcome], part: str) -> Dict[str, object]:
     mine = [o for o in outcomes if o.part == part]
     n = len(mine)
@@ -95,10 +100,9 @@ def summary(outcomes: List[Outcome], part: str) -> Dict[str, object]:
     runner_right = sum(not o.right and o.runner_up == o.case["category"] for o in mine)
     cited = kb_cited_urls()
     unseen = [o for o in mine if o.case["url"].strip() not in cited]
-    by_default = sum(o.right and o.title == "Unrecognised error" for o in mine)
     named = [o for o in mine if o.case["category"] != "other"]
-    return {"named": len(named), "named_right": sum(o.right for o in named),"unseen": len(unseen), "unseen_right": sum(o.right for o in unseen), "by_default": by_default,
-            "part": part, "cases": n, "right": right, "accuracy": right / n if n else 0.0,
+    return {"named": len(named), "named_right": sum(o.right for o in named), "by_default": by_default(mine),
+            "unseen": len(unseen), "unseen_right": sum(o.right for o in unseen), "part": part, "cases": n, "right": right, "accuracy": right / n if n else 0.0,
             "none": none, "none_rate": none / n if n else 0.0, "confusion": confusion,
             "runner_right": runner_right, "top2": (right + runner_right) / n if n else 0.0}
 
@@ -138,10 +142,9 @@ def fresh(paths: List[Path]) -> List[str]:
     outcomes = measure(cases)
     right = sum(o.right for o in outcomes)
     none = sum(o.got == "none" for o in outcomes)
-    by_default = sum(o.right and o.title == "Unrecognised error" for o in outcomes)
     lines = [f"fresh: {right}/{len(outcomes)} top-1 category right "
              f"({100 * right / len(outcomes) if outcomes else 0:.1f} %), 'no incidents' on {none}, "
-             f"{by_default} right by default ('Unrecognised error' on a case of `other`)"]
+             f"{by_default(outcomes)} right by default ('Unrecognised error' on a case of `other`)"]
     for p in ("dev", "test"):
         mine = [o for o in outcomes if o.part == p]
         lines.append(f"  {p}: {sum(o.right for o in mine)}/{len(mine)}")
